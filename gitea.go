@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// request is what a tool asks of Gitea: an operation with its arguments, or,
+// for the raw tool, a method and path that the executor resolves itself.
+type request struct {
+	tool string
+	op   *operation
+	args map[string]any // by parameter name
+
+	raw     bool // gitea_api_request
+	method  string
+	rawPath string
+	query   map[string]any
+	body    any
+}
+
+// executor is the single place every Gitea request goes through: it resolves
+// the operation, checks it, encodes the path, sends, and runs the result
+// pipeline.
+type executor struct {
+	cfg    *config
+	cat    *catalog
+	client *http.Client
+	routes *routeTable
+
+	idMu  sync.Mutex
+	login string // verified login, cached
+}
+
+func newExecutor(cfg *config, cat *catalog) *executor {
+	specs := make([]routeSpec, len(cat.ops))
+	for i, op := range cat.ops {
+		specs[i] = routeSpec{Method: op.Method, Route: op.Route, OperationID: op.ID}
+	}
+	return &executor{cfg: cfg, cat: cat, routes: newRouteTable(specs),
+		client: &http.Client{Timeout: cfg.timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // a redirect is reported, never followed
+		}}}
+}
+
+// sent is one HTTP exchange with Gitea, as the result pipeline sees it.
+type sent struct {
+	method, path string // path relative to /api/v1, as encoded
+	query        url.Values
+	status       int
+	header       http.Header
+	body         []byte
+}
+
+// do runs one tool request and returns the tools/call result.
+func (x *executor) do(ctx context.Context, r *request) map[string]any {
+	start := time.Now()
+	res := x.run(ctx, r)
+	_ = start
+	return res
+}
+
+// run resolves, checks, encodes, sends and builds the result.
+func (x *executor) run(ctx context.Context, r *request) map[string]any {
+	if x.cfg.url == nil {
+		return errorResult("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
+	}
+	if x.cfg.token == "" {
+		return errorResult("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
+	}
+	op, pathParams, query, body, err := x.resolve(r)
+	if err != nil {
+		return errorResult("invalid_request", err.Error())
+	}
+	p, err := encodePath(op.Route, pathParams)
+	if err != nil {
+		return errorResult("invalid_request", err.Error())
+	}
+	ex, err := x.send(ctx, op, p, query, body)
+	if err != nil {
+		return x.failure(ex, err)
+	}
+	return x.result(ctx, op, ex)
+}
+
+// resolve finds the operation of a request and splits its arguments into
+// path parameters, query and body.
+func (x *executor) resolve(r *request) (*operation, map[string]string, url.Values, any, error) {
+	if r.raw {
+		p, err := checkRawPath(r.rawPath)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		id, params, err := x.routes.match(strings.ToUpper(r.method), p)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		op, ok := x.cat.operation(id)
+		if !ok {
+			return nil, nil, nil, nil, fmt.Errorf("operation %q is disabled", id)
+		}
+		q := url.Values{}
+		for k, v := range r.query {
+			addQuery(q, k, v, "multi")
+		}
+		return op, params, q, r.body, nil
+	}
+	params := map[string]string{}
+	q := url.Values{}
+	var body any
+	if _, err := r.op.inputSchema(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	for _, p := range r.op.params {
+		v, ok := r.args[p.Name]
+		if !ok {
+			continue
+		}
+		switch p.In {
+		case "path":
+			params[p.Name] = scalar(v)
+		case "query":
+			addQuery(q, p.Name, v, p.CollectionFormat)
+		case "body":
+			body = v
+		case "formData":
+			s, _ := v.(string)
+			content, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
+			}
+			body = formFile{field: p.Name, content: content}
+		}
+	}
+	return r.op, params, q, body, nil
+}
+
+// formFile is a file upload sent as multipart/form-data.
+type formFile struct {
+	field   string
+	content []byte
+}
+
+// scalar formats a decoded JSON scalar for a path or query.
+func scalar(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	return string(encode(v))
+}
+
+// addQuery adds a query argument; arrays repeat the key ("multi") or join
+// with commas.
+func addQuery(q url.Values, name string, v any, format string) {
+	list, ok := v.([]any)
+	if !ok {
+		q.Add(name, scalar(v))
+		return
+	}
+	var parts []string
+	for _, e := range list {
+		parts = append(parts, scalar(e))
+	}
+	if format == "multi" {
+		q[name] = append(q[name], parts...)
+	} else {
+		q.Add(name, strings.Join(parts, ","))
+	}
+}
+
+// send makes the HTTP request to Gitea and reads the answer within bounds.
+func (x *executor) send(ctx context.Context, op *operation, p string, query url.Values, body any) (*sent, error) {
+	ex := &sent{method: op.Method, path: p, query: query}
+	u := x.cfg.apiBase + p
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var rd io.Reader
+	contentType := ""
+	switch b := body.(type) {
+	case nil:
+	case formFile:
+		var buf bytes.Buffer
+		w := multipart.NewWriter(&buf)
+		fw, _ := w.CreateFormFile(b.field, b.field)
+		fw.Write(b.content)
+		w.Close()
+		rd, contentType = &buf, w.FormDataContentType()
+	default:
+		if s, ok := b.(string); ok && op.ID == "renderMarkdownRaw" {
+			rd, contentType = strings.NewReader(s), "text/plain"
+			break
+		}
+		rd, contentType = bytes.NewReader(encode(b)), "application/json"
+	}
+	req, err := http.NewRequestWithContext(ctx, op.Method, u, rd)
+	if err != nil {
+		return ex, err
+	}
+	req.Header.Set("Authorization", "token "+x.cfg.token)
+	req.Header.Set("Accept", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := x.client.Do(req)
+	if err != nil {
+		return ex, err
+	}
+	defer resp.Body.Close()
+	ex.status, ex.header = resp.StatusCode, resp.Header
+	ex.body, err = io.ReadAll(io.LimitReader(resp.Body, int64(x.cfg.maxBody)+1))
+	if err != nil {
+		return ex, err
+	}
+	if len(ex.body) > x.cfg.maxBody {
+		return ex, errTooLarge
+	}
+	return ex, nil
+}
+
+var errTooLarge = errors.New("response body too large")
+
+// whoami returns the verified login of the token, asking Gitea once.
+func (x *executor) whoami(ctx context.Context) string {
+	x.idMu.Lock()
+	defer x.idMu.Unlock()
+	if x.login != "" {
+		return x.login
+	}
+	op, ok := x.cat.byID["userGetCurrent"]
+	if !ok {
+		return ""
+	}
+	ex, err := x.send(ctx, op, "/user", nil, nil)
+	if err != nil || ex.status != http.StatusOK {
+		return ""
+	}
+	var u struct {
+		Login string `json:"login"`
+	}
+	if json.Unmarshal(ex.body, &u) == nil {
+		x.login = u.Login
+	}
+	return x.login
+}

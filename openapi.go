@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// embeddedOpenAPI is Gitea 1.26.0's own OpenAPI 2.0 document (served by Gitea at
+// /swagger.v1.json), minified. It is the default source of the generated tools,
+// so the server works offline.
+//
+//go:embed gitea-openapi-1.26.0.json
+var embeddedOpenAPI []byte
+
+// maxRefDepth bounds how many nested $ref definitions are inlined into a body
+// schema; deeper objects become a plain {"type":"object"}.
+const maxRefDepth = 3
+
+// operation is one Gitea API operation of the OpenAPI document.
+type operation struct {
+	ID      string
+	Method  string // upper case
+	Route   string // relative to /api/v1, with {name} placeholders
+	Summary string
+	Tags    []string
+
+	rawParams  []byte
+	defs       *definitions
+	schemaOnce sync.Once
+	params     []param
+	schema     *Schema
+	schemaErr  error
+}
+
+// param is an OpenAPI 2.0 parameter object.
+type param struct {
+	Name             string         `json:"name"`
+	In               string         `json:"in"` // path, query, body or formData
+	Description      string         `json:"description"`
+	Required         bool           `json:"required"`
+	Type             string         `json:"type"`
+	Format           string         `json:"format"`
+	Enum             []any          `json:"enum"`
+	Default          any            `json:"default"`
+	Minimum          *json.Number   `json:"minimum"`
+	Items            *swaggerSchema `json:"items"`
+	CollectionFormat string         `json:"collectionFormat"`
+	Schema           *swaggerSchema `json:"schema"`
+}
+
+// swaggerSchema is the part of an OpenAPI 2.0 schema object that the tool
+// schemas are generated from.
+type swaggerSchema struct {
+	Ref                  string                    `json:"$ref"`
+	Type                 string                    `json:"type"`
+	Format               string                    `json:"format"`
+	Description          string                    `json:"description"`
+	Enum                 []any                     `json:"enum"`
+	Default              any                       `json:"default"`
+	Items                *swaggerSchema            `json:"items"`
+	Properties           map[string]*swaggerSchema `json:"properties"`
+	Required             []string                  `json:"required"`
+	AdditionalProperties json.RawMessage           `json:"additionalProperties"`
+	UniqueItems          bool                      `json:"uniqueItems"`
+	ReadOnly             bool                      `json:"readOnly"`
+}
+
+// parseOpenAPI reads an OpenAPI 2.0 document into operations sorted by
+// operationId. Only what every operation needs is decoded at start (id,
+// method, route, summary, tags); parameters and definitions are decoded when
+// a schema first needs them, so the server starts in a few milliseconds.
+func parseOpenAPI(doc []byte) ([]*operation, error) {
+	top, err := members(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapi document: %w", err)
+	}
+	if v := string(bytes.TrimSpace(top["swagger"])); v != `"2.0"` {
+		return nil, fmt.Errorf("openapi document: swagger version %s, want \"2.0\"", v)
+	}
+	paths, err := members(top["paths"])
+	if err != nil {
+		return nil, fmt.Errorf("openapi document: paths: %w", err)
+	}
+	defs := &definitions{raw: top["definitions"]}
+	var ops []*operation
+	seen := map[string]bool{}
+	for route, item := range paths {
+		methods, err := members(item)
+		if err != nil {
+			return nil, fmt.Errorf("openapi document: %s: %w", route, err)
+		}
+		for method, raw := range methods {
+			if !slices.Contains(httpMethods, method) {
+				continue // "parameters" and extensions
+			}
+			fields, err := members(raw)
+			if err != nil {
+				return nil, fmt.Errorf("openapi document: %s %s: %w", method, route, err)
+			}
+			op := &operation{Method: strings.ToUpper(method), Route: route, rawParams: fields["parameters"], defs: defs}
+			op.ID, err = decodeString(fields["operationId"])
+			if err == nil {
+				op.Summary, err = decodeString(fields["summary"])
+			}
+			if err == nil && fields["tags"] != nil {
+				err = json.Unmarshal(fields["tags"], &op.Tags)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("openapi document: %s %s: %w", method, route, err)
+			}
+			if !validToolName(op.ID) || seen[op.ID] {
+				return nil, fmt.Errorf("openapi document: %s %s: missing, invalid or duplicate operationId %q", method, route, op.ID)
+			}
+			seen[op.ID] = true
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("openapi document: no operations")
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].ID < ops[j].ID })
+	return ops, nil
+}
+
+// httpMethods are the operation keys of an OpenAPI path item.
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch"}
+
+// definitions are the document's schema definitions, split on first use.
+type definitions struct {
+	once   sync.Once
+	raw    []byte
+	byName map[string][]byte
+}
+
+// get returns the raw schema of a definition.
+func (d *definitions) get(name string) ([]byte, bool) {
+	d.once.Do(func() { d.byName, _ = members(d.raw) })
+	b, ok := d.byName[name]
+	return b, ok
+}
+
+// members splits a JSON object into its members without decoding their
+// values: each value is the raw bytes of one JSON value, checked when it is
+// decoded. Duplicate keys keep the last value, as encoding/json does.
+func members(b []byte) (map[string][]byte, error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	out := map[string][]byte{}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return out, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, fmt.Errorf("offset %d: want a member name", i)
+		}
+		end, err := skipValue(b, i)
+		if err != nil {
+			return nil, err
+		}
+		key, err := decodeString(b[i:end])
+		if err != nil {
+			return nil, fmt.Errorf("offset %d: %w", i, err)
+		}
+		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
+			return nil, fmt.Errorf("offset %d: want ':'", i)
+		}
+		i = skipSpace(b, i+1)
+		if end, err = skipValue(b, i); err != nil {
+			return nil, err
+		} else if end == i {
+			return nil, fmt.Errorf("offset %d: want a value", i)
+		}
+		out[key] = b[i:end]
+		switch i = skipSpace(b, end); {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == '}' && skipSpace(b, i+1) == len(b):
+			return out, nil
+		default:
+			return nil, fmt.Errorf("offset %d: want ',' or a final '}'", i)
+		}
+	}
+}
+
+// skipValue returns the offset just past the JSON value that starts at b[i].
+// It follows strings and nesting only; the value's content is checked when it
+// is decoded.
+func skipValue(b []byte, i int) (int, error) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			for {
+				k := bytes.IndexByte(b[j+1:], '"')
+				if k < 0 {
+					return 0, fmt.Errorf("offset %d: unterminated string", i)
+				}
+				j += k + 1
+				n := 0 // backslashes before the quote
+				for b[j-1-n] == '\\' {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j, nil
+			}
+			depth--
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return j, nil
+			}
+			continue
+		default:
+			continue
+		}
+		if depth == 0 {
+			return j + 1, nil
+		}
+	}
+	if depth > 0 || i >= len(b) {
+		return 0, fmt.Errorf("offset %d: unexpected end of JSON", i)
+	}
+	return len(b), nil
+}
+
+// decodeString decodes a JSON string, without encoding/json when it has no
+// escapes.
+func decodeString(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		return string(b[1 : len(b)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
+}
+
+// skipSpace returns the offset of the first non-space byte at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// validToolName reports whether s is a valid MCP tool name: 1 to 128 of
+// A-Z, a-z, 0-9, '_', '-' and '.'.
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// inputSchema returns the operation's tool input schema, built on first use:
+// path, query and body parameters under their names in the document, the body
+// schema inlined from the definitions, file uploads as base64 strings.
+func (op *operation) inputSchema() (*Schema, error) {
+	op.schemaOnce.Do(func() {
+		if len(op.rawParams) > 0 {
+			if err := json.Unmarshal(op.rawParams, &op.params); err != nil {
+				op.schemaErr = fmt.Errorf("%s: parameters: %w", op.ID, err)
+				return
+			}
+		}
+		s := &Schema{Type: "object", Properties: map[string]*Schema{}, AdditionalProperties: falseSchema()}
+		for _, p := range op.params {
+			var ps *Schema
+			switch p.In {
+			case "body":
+				if p.Schema == nil {
+					op.schemaErr = fmt.Errorf("%s: body parameter %q has no schema", op.ID, p.Name)
+					return
+				}
+				ps = op.convert(p.Schema, 0, nil)
+			case "formData":
+				if p.Type != "file" {
+					op.schemaErr = fmt.Errorf("%s: form parameter %q of type %q", op.ID, p.Name, p.Type)
+					return
+				}
+				ps = &Schema{Type: "string", Format: "byte"}
+				p.Description = strings.TrimSpace(p.Description + " (file content, base64-encoded)")
+			default:
+				ps = op.convert(&swaggerSchema{Type: p.Type, Format: p.Format, Enum: p.Enum, Default: p.Default, Items: p.Items}, 0, nil)
+				if p.Minimum != nil {
+					ps.Minimum = p.Minimum
+				}
+			}
+			if p.Description != "" {
+				ps.Description = p.Description
+			}
+			s.Properties[p.Name] = ps
+			if p.Required || p.In == "path" {
+				s.Required = append(s.Required, p.Name)
+			}
+		}
+		op.schema = s
+	})
+	return op.schema, op.schemaErr
+}
+
+// convert turns an OpenAPI 2.0 schema into a tool schema, inlining $ref
+// definitions up to maxRefDepth and never following a cycle.
+func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Schema {
+	if in.Ref != "" {
+		name := strings.TrimPrefix(in.Ref, "#/definitions/")
+		raw, ok := op.defs.get(name)
+		if !ok || depth >= maxRefDepth || slices.Contains(stack, name) {
+			return &Schema{Type: "object"}
+		}
+		var def swaggerSchema
+		if err := json.Unmarshal(raw, &def); err != nil {
+			return &Schema{Type: "object"}
+		}
+		return op.convert(&def, depth+1, append(stack, name))
+	}
+	s := &Schema{Type: in.Type, Format: in.Format, Enum: in.Enum, Default: in.Default, UniqueItems: in.UniqueItems}
+	if in.Description != "" && depth > 0 {
+		s.Description = in.Description
+	}
+	if in.Items != nil {
+		s.Items = op.convert(in.Items, depth, stack)
+	}
+	if len(in.Properties) > 0 {
+		s.Properties = make(map[string]*Schema, len(in.Properties))
+		for name, p := range in.Properties {
+			if p.ReadOnly {
+				continue
+			}
+			ps := op.convert(p, depth, stack)
+			if p.Description != "" {
+				ps.Description = firstLine(p.Description)
+			}
+			s.Properties[name] = ps
+		}
+		s.Required = in.Required
+	}
+	if len(in.AdditionalProperties) > 0 && string(in.AdditionalProperties) != "true" && string(in.AdditionalProperties) != "false" {
+		var ap swaggerSchema
+		if json.Unmarshal(in.AdditionalProperties, &ap) == nil {
+			s.AdditionalProperties = op.convert(&ap, depth, stack)
+		}
+	}
+	return s
+}
+
+// firstLine returns the first line of a description, which is its summary.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}

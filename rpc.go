@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+)
+
+// Protocol versions. The initialize era negotiates one of initVersions; the
+// stateless era names modernVersion in every request's _meta.
+const modernVersion = "2026-07-28"
+
+var (
+	initVersions      = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+	supportedVersions = append([]string{modernVersion}, initVersions...)
+)
+
+// Keys of the per-request _meta of the stateless era.
+const (
+	metaVersion      = "io.modelcontextprotocol/protocolVersion"
+	metaCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel     = "io.modelcontextprotocol/logLevel"
+	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
+)
+
+// JSON-RPC and MCP error codes.
+const (
+	codeParse              = -32700
+	codeInvalidRequest     = -32600
+	codeMethodNotFound     = -32601
+	codeInvalidParams      = -32602
+	codeInternal           = -32603
+	codeUnsupportedVersion = -32022
+)
+
+// maxMessageBytes bounds one JSON-RPC message (one stdio line or HTTP body).
+const maxMessageBytes = 4 << 20
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// errorf returns an *rpcError with a formatted message.
+func errorf(code int, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// message is one incoming JSON-RPC message: a request, a notification, or a
+// response to a request of ours (which we never send, so it is ignored).
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// response is one outgoing JSON-RPC response.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// session is one client connection: the whole stdio stream, or one HTTP
+// session. It holds what the initialize handshake negotiated.
+type session struct {
+	srv  *server
+	send func(msg []byte) // writes one whole message
+
+	mu       sync.Mutex
+	version  string // negotiated by initialize; "" before
+	logLevel int    // minimum level for notifications/message; levelOff until set
+	inflight map[string]*call
+}
+
+// call is an in-flight request that notifications/cancelled can stop.
+type call struct {
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+func newSession(srv *server, send func([]byte)) *session {
+	return &session{srv: srv, send: send, logLevel: levelOff, inflight: map[string]*call{}}
+}
+
+// encode marshals v as one compact JSON line without HTML escaping.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only our own values are encoded here; a failure is a bug.
+		panic(fmt.Sprintf("encode: %v", err))
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// serveStdio reads one JSON-RPC message per line from in and writes each
+// response whole, on its own line, to out. Requests run concurrently. At the
+// end of input it waits for the calls in flight; cancelling ctx stops them.
+func (s *server) serveStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	var wmu sync.Mutex
+	var werr error
+	sess := newSession(s, func(msg []byte) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		if werr == nil {
+			_, werr = out.Write(append(msg, '\n'))
+		}
+	})
+	context.AfterFunc(ctx, sess.cancelAll)
+	r := bufio.NewReaderSize(in, 64<<10)
+	var wg sync.WaitGroup
+	for {
+		line, err := readLine(r, maxMessageBytes)
+		if errors.Is(err, errTooLong) {
+			sess.send(encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"),
+				Error: errorf(codeInvalidRequest, "message larger than %d bytes", maxMessageBytes)}))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			wg.Go(func() { sess.handle(ctx, line) })
+		}
+		if err != nil && !errors.Is(err, errTooLong) {
+			wg.Wait()
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+var errTooLong = errors.New("line too long")
+
+// readLine returns the next line without its newline. A line longer than max
+// is consumed and discarded, and errTooLong returned.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 {
+			line = nil
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err == nil || err == io.EOF {
+				return nil, errTooLong
+			}
+			return nil, err
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}
+
+// handle serves one raw message (a single message or, in 2025-03-26, a batch)
+// and sends its response, if any.
+func (sess *session) handle(ctx context.Context, raw []byte) {
+	if out := sess.handleRaw(ctx, raw); out != nil {
+		sess.send(out)
+	}
+}
+
+// handleRaw serves one raw message and returns the encoded response, or nil
+// when there is none (notifications, cancelled requests).
+func (sess *session) handleRaw(ctx context.Context, raw []byte) []byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		return sess.handleBatch(ctx, raw)
+	}
+	var m message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || !json.Valid(raw) {
+			return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeParse, "parse error: %v", err)})
+		}
+		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "invalid request: %v", err)})
+	}
+	if res := sess.serve(ctx, &m); res != nil {
+		return encode(res)
+	}
+	return nil
+}
+
+// handleBatch serves a JSON array of messages, which only protocol version
+// 2025-03-26 allows, and returns the array of responses.
+func (sess *session) handleBatch(ctx context.Context, raw []byte) []byte {
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeParse, "parse error: %v", err)})
+	}
+	sess.mu.Lock()
+	version := sess.version
+	sess.mu.Unlock()
+	if version != "2025-03-26" || len(msgs) == 0 {
+		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"),
+			Error: errorf(codeInvalidRequest, "batches are only accepted, non-empty, in protocol version 2025-03-26")})
+	}
+	out := make([][]byte, len(msgs))
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		wg.Go(func() {
+			if len(bytes.TrimSpace(m)) > 0 && bytes.TrimSpace(m)[0] == '[' {
+				out[i] = encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "nested batch")})
+				return
+			}
+			out[i] = sess.handleRaw(ctx, m)
+		})
+	}
+	wg.Wait()
+	out = slices.DeleteFunc(out, func(b []byte) bool { return b == nil })
+	if len(out) == 0 {
+		return nil
+	}
+	return append(append([]byte("["), bytes.Join(out, []byte(","))...), ']')
+}
+
+// validID reports whether a request id is a string or an integer.
+func validID(id json.RawMessage) bool {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(id))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return true
+	case json.Number:
+		_, err := v.Int64()
+		return err == nil
+	}
+	return false
+}
+
+// serve checks one message and dispatches it. It returns the response, or nil
+// for notifications, responses and cancelled requests.
+func (sess *session) serve(ctx context.Context, m *message) *response {
+	isRequest := m.ID != nil
+	if m.Method == "" && (m.Result != nil || m.Error != nil) {
+		return nil // a response from the client; we send no requests
+	}
+	id := m.ID
+	if !isRequest || !validID(id) {
+		id = json.RawMessage("null")
+	}
+	fail := func(e *rpcError) *response { return &response{JSONRPC: "2.0", ID: id, Error: e} }
+	switch {
+	case m.JSONRPC != "2.0":
+		return fail(errorf(codeInvalidRequest, "invalid request: jsonrpc must be \"2.0\""))
+	case isRequest && !validID(m.ID):
+		return fail(errorf(codeInvalidRequest, "invalid request: id must be a string or an integer"))
+	case m.Method == "":
+		return fail(errorf(codeInvalidRequest, "invalid request: missing method"))
+	}
+	if !isRequest {
+		sess.notify(m)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	key := string(m.ID)
+	c := &call{cancel: cancel}
+	sess.mu.Lock()
+	if _, dup := sess.inflight[key]; dup {
+		sess.mu.Unlock()
+		return fail(errorf(codeInvalidRequest, "invalid request: id %s is already in flight", key))
+	}
+	sess.inflight[key] = c
+	sess.mu.Unlock()
+	result, rerr := sess.dispatch(ctx, m)
+	sess.mu.Lock()
+	delete(sess.inflight, key)
+	cancelled := c.cancelled
+	sess.mu.Unlock()
+	if cancelled {
+		return nil
+	}
+	if rerr != nil {
+		return fail(rerr)
+	}
+	return &response{JSONRPC: "2.0", ID: id, Result: result}
+}
+
+// notify handles a notification from the client.
+func (sess *session) notify(m *message) {
+	switch m.Method {
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
+			sess.mu.Lock()
+			if c := sess.inflight[string(p.RequestID)]; c != nil {
+				c.cancelled = true
+				c.cancel()
+			}
+			sess.mu.Unlock()
+		}
+	}
+	// notifications/initialized and unknown notifications need nothing.
+}
+
+// cancelAll cancels every call in flight (shutdown).
+func (sess *session) cancelAll() {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	for _, c := range sess.inflight {
+		c.cancel()
+	}
+}
+
+// reqMeta is what a request's params say about the protocol.
+type reqMeta struct {
+	modern   bool // stateless era: the version came in _meta
+	version  string
+	logLevel int
+}
+
+// requestMeta reads the per-request _meta of the stateless era, or falls back
+// to what the session negotiated.
+func (sess *session) requestMeta(params json.RawMessage) (reqMeta, *rpcError) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return reqMeta{}, errorf(codeInvalidParams, "invalid params: %v", err)
+		}
+	}
+	var v string
+	if raw, ok := p.Meta[metaVersion]; ok {
+		if json.Unmarshal(raw, &v) != nil {
+			return reqMeta{}, errorf(codeInvalidParams, "invalid params: _meta %q must be a string", metaVersion)
+		}
+	}
+	if v >= modernVersion {
+		if v != modernVersion {
+			return reqMeta{}, &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", v),
+				Data: map[string]any{"supported": supportedVersions, "requested": v}}
+		}
+		var caps map[string]any
+		if json.Unmarshal(p.Meta[metaCapabilities], &caps) != nil || caps == nil {
+			return reqMeta{}, errorf(codeInvalidParams, "invalid params: missing or invalid _meta %q", metaCapabilities)
+		}
+		lvl := levelOff
+		var name string
+		if json.Unmarshal(p.Meta[metaLogLevel], &name) == nil {
+			if l, ok := levelByName(name); ok {
+				lvl = l
+			}
+		}
+		return reqMeta{modern: true, version: v, logLevel: lvl}, nil
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return reqMeta{version: sess.version, logLevel: sess.logLevel}, nil
+}
+
+type metaKey struct{}
+
+// dispatch runs one request method and returns its result.
+func (sess *session) dispatch(ctx context.Context, m *message) (any, *rpcError) {
+	if len(m.Params) > 0 && !bytes.HasPrefix(bytes.TrimSpace(m.Params), []byte("{")) {
+		return nil, errorf(codeInvalidParams, "invalid params: params must be an object")
+	}
+	meta, rerr := sess.requestMeta(m.Params)
+	if rerr != nil {
+		return nil, rerr
+	}
+	ctx = context.WithValue(ctx, metaKey{}, meta)
+	var result map[string]any
+	switch m.Method {
+	case "initialize", "ping", "logging/setLevel":
+		if meta.modern {
+			return nil, errorf(codeMethodNotFound, "method %q is not part of protocol version %s", m.Method, modernVersion)
+		}
+		result, rerr = sess.legacy(m)
+	case "server/discover":
+		if !meta.modern {
+			return nil, errorf(codeMethodNotFound, "method %q needs protocol version %s in _meta", m.Method, modernVersion)
+		}
+		result = map[string]any{"supportedVersions": supportedVersions, "capabilities": sess.srv.capabilities(true),
+			"instructions": sess.srv.instructions(), "_meta": map[string]any{metaServerInfo: sess.srv.info()}}
+	case "tools/list":
+		result, rerr = sess.srv.listTools(m.Params)
+	case "tools/call":
+		result, rerr = sess.srv.callTool(ctx, sess, m.Params)
+	default:
+		return nil, errorf(codeMethodNotFound, "method not found: %q", m.Method)
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	if meta.modern {
+		result["resultType"] = "complete"
+		if m.Method == "tools/list" || m.Method == "server/discover" {
+			result["ttlMs"] = 60000
+			result["cacheScope"] = "private"
+		}
+	}
+	return result, nil
+}
+
+// legacy serves the methods of the initialize era.
+func (sess *session) legacy(m *message) (map[string]any, *rpcError) {
+	switch m.Method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil || p.ProtocolVersion == "" {
+			return nil, errorf(codeInvalidParams, "invalid params: initialize needs protocolVersion")
+		}
+		v := initVersions[0]
+		if slices.Contains(initVersions, p.ProtocolVersion) {
+			v = p.ProtocolVersion
+		}
+		sess.mu.Lock()
+		sess.version = v
+		sess.mu.Unlock()
+		return map[string]any{"protocolVersion": v, "capabilities": sess.srv.capabilities(false),
+			"serverInfo": sess.srv.info(), "instructions": sess.srv.instructions()}, nil
+	case "logging/setLevel":
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		lvl, ok := levelByName(p.Level)
+		if !ok {
+			return nil, errorf(codeInvalidParams, "invalid params: unknown log level %q", p.Level)
+		}
+		sess.mu.Lock()
+		sess.logLevel = lvl
+		sess.mu.Unlock()
+	}
+	return map[string]any{}, nil
+}
+
+// Log levels of notifications/message, in syslog order.
+var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// levelOff is above every level: nothing is sent.
+const levelOff = 99
+
+// levelByName returns the rank of a syslog level name.
+func levelByName(name string) (int, bool) {
+	i := slices.Index(levelNames, name)
+	return i, i >= 0
+}
+
+// log sends a notifications/message to the client when the request's level
+// allows it. Diagnostics for the operator go to stderr instead.
+func (sess *session) log(ctx context.Context, level, text string) {
+	meta, ok := ctx.Value(metaKey{}).(reqMeta)
+	lvl, _ := levelByName(level)
+	if !ok || lvl < meta.logLevel {
+		return
+	}
+	sess.send(encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+		"params": map[string]any{"level": level, "logger": "giteamcp", "data": text}}))
+}
