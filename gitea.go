@@ -67,7 +67,13 @@ type sent struct {
 func (x *executor) do(ctx context.Context, r *request) map[string]any {
 	start := time.Now()
 	res := x.run(ctx, r)
-	_ = start
+	level := "info"
+	if res["isError"] == true {
+		level = "warning"
+	}
+	if sess, ok := ctx.Value(sessionKey{}).(*session); ok {
+		sess.log(ctx, level, fmt.Sprintf("%s: done in %v (error: %v)", r.tool, time.Since(start).Round(time.Millisecond), res["isError"] == true))
+	}
 	return res
 }
 

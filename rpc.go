@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Protocol versions. The initialize era negotiates one of initVersions; the
@@ -111,7 +112,8 @@ func encode(v any) []byte {
 
 // serveStdio reads one JSON-RPC message per line from in and writes each
 // response whole, on its own line, to out. Requests run concurrently. At the
-// end of input it waits for the calls in flight; cancelling ctx stops them.
+// end of input it waits for the calls in flight. Cancelling ctx (SIGTERM,
+// SIGINT) cancels them and returns within a second.
 func (s *server) serveStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	var wmu sync.Mutex
 	var werr error
@@ -122,24 +124,42 @@ func (s *server) serveStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			_, werr = out.Write(append(msg, '\n'))
 		}
 	})
-	context.AfterFunc(ctx, sess.cancelAll)
-	r := bufio.NewReaderSize(in, 64<<10)
 	var wg sync.WaitGroup
-	for {
-		line, err := readLine(r, maxMessageBytes)
-		if errors.Is(err, errTooLong) {
-			sess.send(encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"),
-				Error: errorf(codeInvalidRequest, "message larger than %d bytes", maxMessageBytes)}))
-		} else if len(bytes.TrimSpace(line)) > 0 {
-			wg.Go(func() { sess.handle(ctx, line) })
-		}
-		if err != nil && !errors.Is(err, errTooLong) {
-			wg.Wait()
-			if err == io.EOF {
-				return nil
+	done := make(chan error, 1)
+	go func() {
+		r := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := readLine(r, maxMessageBytes)
+			if errors.Is(err, errTooLong) {
+				sess.send(encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"),
+					Error: errorf(codeInvalidRequest, "message larger than %d bytes", maxMessageBytes)}))
+				continue
 			}
-			return err
+			if len(bytes.TrimSpace(line)) > 0 {
+				wg.Go(func() { sess.handle(ctx, line) })
+			}
+			if err != nil {
+				wg.Wait()
+				if err == io.EOF {
+					err = nil
+				}
+				done <- err
+				return
+			}
 		}
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sess.cancelAll()
+		stopped := make(chan struct{})
+		go func() { wg.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(time.Second):
+		}
+		return nil
 	}
 }
 
@@ -373,7 +393,11 @@ func (sess *session) requestMeta(params json.RawMessage) (reqMeta, *rpcError) {
 	return reqMeta{version: sess.version, logLevel: sess.logLevel}, nil
 }
 
-type metaKey struct{}
+// Context keys: the request's protocol facts and its session.
+type (
+	metaKey    struct{}
+	sessionKey struct{}
+)
 
 // dispatch runs one request method and returns its result.
 func (sess *session) dispatch(ctx context.Context, m *message) (any, *rpcError) {
@@ -384,7 +408,7 @@ func (sess *session) dispatch(ctx context.Context, m *message) (any, *rpcError) 
 	if rerr != nil {
 		return nil, rerr
 	}
-	ctx = context.WithValue(ctx, metaKey{}, meta)
+	ctx = context.WithValue(context.WithValue(ctx, metaKey{}, meta), sessionKey{}, sess)
 	var result map[string]any
 	switch m.Method {
 	case "initialize", "ping", "logging/setLevel":

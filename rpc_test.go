@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"net/http"
+	"net/http/httptest"
+	"time"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -69,4 +73,48 @@ func expectedReplies(line string) int {
 		return 1
 	}
 	return 0
+}
+
+// TestConcurrentAndCancelled shows that a slow Gitea call blocks neither ping
+// nor other calls, and that notifications/cancelled stops the Gitea request
+// in flight and suppresses its response. The hanging server is fault
+// injection: a real Gitea cannot be made to hang on demand.
+func TestConcurrentAndCancelled(t *testing.T) {
+	cancelled := make(chan struct{}, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/repos/alice/slow" {
+			select {
+			case <-r.Context().Done():
+				cancelled <- struct{}{}
+			case <-time.After(20 * time.Second):
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"login":"tester"}`))
+	}))
+	defer ts.Close()
+	c := startClient(t, "GITEA_URL="+ts.URL, "GITEA_TOKEN=0123456789abcdef0123456789abcdef01234567")
+	c.initialize("2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"slow"}}}`)
+	start := time.Now()
+	if r := c.call("ping", nil); r.Error != nil || string(r.Result) != "{}" {
+		t.Fatalf("ping while a call is in flight: %+v", r)
+	}
+	if _, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "userGetCurrent", "arguments": map[string]any{}}); isErr {
+		t.Fatal("a second call failed while the first is in flight")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("ping and a call took %v behind a slow call", d)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Gitea request was not cancelled")
+	}
+	c.call("ping", nil)
+	if strings.Contains(c.transcript.String(), `"id":"slow"`) {
+		t.Errorf("the cancelled request got a response:\n%s", c.transcript.String())
+	}
 }

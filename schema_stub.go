@@ -17,8 +17,17 @@ type Schema struct {
 	UniqueItems          bool               `json:"uniqueItems,omitempty"`
 	Maximum              *json.Number       `json:"maximum,omitempty"`
 	Types                []string           `json:"-"`
+	isFalse              bool
 }
 
-func falseSchema() *Schema { return &Schema{} }
+func falseSchema() *Schema { return &Schema{isFalse: true} }
+
+func (s *Schema) MarshalJSON() ([]byte, error) {
+	if s.isFalse {
+		return []byte("false"), nil
+	}
+	type plain Schema
+	return json.Marshal((*plain)(s))
+}
 
 func (s *Schema) Validate(v any) error { return nil }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEmbeddedOpenAPI(t *testing.T) {
+	if !json.Valid(embeddedOpenAPI) {
+		t.Fatal("embedded document is not valid JSON")
+	}
+	ops, err := parseOpenAPI(embeddedOpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 471 {
+		t.Errorf("got %d operations, want 471 (Gitea 1.26.0)", len(ops))
+	}
+	// Every operation's schema builds, names its path parameters as required,
+	// and marshals to an object schema.
+	for _, op := range ops {
+		s, err := op.inputSchema()
+		if err != nil {
+			t.Errorf("%s: %v", op.ID, err)
+			continue
+		}
+		if s.Type != "object" {
+			t.Errorf("%s: schema type %q, want object", op.ID, s.Type)
+		}
+		for _, m := range placeholder.FindAllStringSubmatch(op.Route, -1) {
+			if s.Properties[m[1]] == nil || !slices.Contains(s.Required, m[1]) {
+				t.Errorf("%s: path parameter %q missing or not required", op.ID, m[1])
+			}
+		}
+	}
+}
+
+var placeholder = regexp.MustCompile(`\{([^}]+)\}`)
+
+func TestOperationSchema(t *testing.T) {
+	ops, err := parseOpenAPI(embeddedOpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*operation{}
+	for _, op := range ops {
+		byID[op.ID] = op
+	}
+	for _, tc := range []struct {
+		id, want string
+	}{
+		{"repoGetBranch", `{"type":"object","properties":{"branch":{"type":"string","description":"branch to get"},"owner":{"type":"string","description":"owner of the repo"},"repo":{"type":"string","description":"name of the repo"}},"required":["owner","repo","branch"],"additionalProperties":false}`},
+		{"issueCreateIssueAttachment", `"attachment":{"type":"string","format":"byte","description":"attachment to upload (file content, base64-encoded)"}`},
+		{"repoCreatePullRequest", `"assignees":{"type":"array","description":"The list of assignee usernames","items":{"type":"string"}}`},
+	} {
+		s, err := byID[tc.id].inputSchema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(encode(s))
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: schema %s\ndoes not contain %s", tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestMembers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]string
+		err  bool
+	}{
+		{in: `{}`, want: map[string]string{}},
+		{in: ` { "a" : 1 , "b":[1,{"c":"]}"}], "d\"e":"x\\\"}", "f":true,"g":null,"h":-1.5e3 } `,
+			want: map[string]string{"a": "1", "b": `[1,{"c":"]}"}]`, `d"e`: `"x\\\"}"`, "f": "true", "g": "null", "h": "-1.5e3"}},
+		{in: `{"a":{"b":{}}}`, want: map[string]string{"a": `{"b":{}}`}},
+		{in: `[]`, err: true},
+		{in: ``, err: true},
+		{in: `{"a":}`, err: true},
+		{in: `{"a":1,}`, err: true},
+		{in: `{"a":"x`, err: true},
+		{in: `{"a":{"b":1}`, err: true},
+		{in: `{"a":1} x`, err: true},
+		{in: `{a:1}`, err: true},
+	} {
+		got, err := members([]byte(tc.in))
+		if (err != nil) != tc.err {
+			t.Errorf("members(%q): error %v, want error %v", tc.in, err, tc.err)
+			continue
+		}
+		if tc.err {
+			continue
+		}
+		gotS := map[string]string{}
+		for k, v := range got {
+			gotS[k] = string(v)
+		}
+		if diff := cmp.Diff(tc.want, gotS); diff != "" {
+			t.Errorf("members(%q) mismatch (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// FuzzMembers checks the fast object splitter against encoding/json: on a
+// valid JSON object it finds the same members, each a valid value; it never
+// panics on anything else.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,"]"],"b":{"c":"\\\""}}`, `{"a":1`, `{"a":"\u00e9"}`, string(embeddedOpenAPI[:2000])} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := members(b)
+		var want map[string]json.RawMessage
+		if json.Unmarshal(b, &want) != nil {
+			return // invalid input: any error or result is fine, no panic
+		}
+		if err != nil {
+			t.Fatalf("members(%q): %v on a valid object", b, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("members(%q): %d members, want %d", b, len(got), len(want))
+		}
+		for k, v := range got {
+			if !json.Valid(v) {
+				t.Fatalf("members(%q): member %q = %q is not valid JSON", b, k, v)
+			}
+		}
+	})
+}
+
+func BenchmarkParseOpenAPI(b *testing.B) {
+	for b.Loop() {
+		if _, err := parseOpenAPI(embeddedOpenAPI); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
