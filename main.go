@@ -104,8 +104,11 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		off: getenv("DISABLED_TOOLS"), timeout: 30 * time.Second, maxBody: 8 << 20}
 	if raw := getenv("GITEA_URL"); raw != "" {
 		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return nil, fmt.Errorf("GITEA_URL %q: want http(s)://host[:port][/path]", raw)
+		}
+		if u.User != nil {
+			return nil, errors.New("GITEA_URL: must not carry credentials") // and never echo them
 		}
 		c.url = u
 		c.apiBase = strings.TrimSuffix(u.String(), "/") + "/api/v1"
