@@ -37,18 +37,21 @@ type executor struct {
 	cfg    *config
 	cat    *catalog
 	client *http.Client
-	routes *routeTable
+	routes func() *routeTable // built on first use
 
 	idMu  sync.Mutex
 	login string // verified login, cached
 }
 
 func newExecutor(cfg *config, cat *catalog) *executor {
-	specs := make([]routeSpec, len(cat.ops))
-	for i, op := range cat.ops {
-		specs[i] = routeSpec{Method: op.Method, Route: op.Route, OperationID: op.ID}
-	}
-	return &executor{cfg: cfg, cat: cat, routes: newRouteTable(specs),
+	routes := sync.OnceValue(func() *routeTable {
+		specs := make([]routeSpec, len(cat.ops))
+		for i, op := range cat.ops {
+			specs[i] = op.routeSpec()
+		}
+		return newRouteTable(specs)
+	})
+	return &executor{cfg: cfg, cat: cat, routes: routes,
 		client: &http.Client{Timeout: cfg.timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // a redirect is reported, never followed
 		}}}
@@ -89,7 +92,7 @@ func (x *executor) run(ctx context.Context, r *request) map[string]any {
 	if err != nil {
 		return errorResult("invalid_request", err.Error())
 	}
-	p, err := encodePath(op.Route, pathParams)
+	p, err := x.routes().expand(op.routeSpec(), pathParams)
 	if err != nil {
 		return errorResult("invalid_request", err.Error())
 	}
@@ -108,7 +111,7 @@ func (x *executor) resolve(r *request) (*operation, map[string]string, url.Value
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		id, params, err := x.routes.match(strings.ToUpper(r.method), p)
+		id, params, err := x.routes().match(strings.ToUpper(r.method), p)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}

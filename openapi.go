@@ -365,6 +365,22 @@ func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Sche
 	return s
 }
 
+// routeSpec returns what the route table needs of the operation: its route
+// and the allowed values of enum path parameters.
+func (op *operation) routeSpec() routeSpec {
+	spec := routeSpec{Method: op.Method, Route: op.Route, OperationID: op.ID}
+	op.inputSchema() // decodes op.params; a broken operation keeps no enums
+	for _, p := range op.params {
+		if p.In == "path" && len(p.Enum) > 0 {
+			spec.Enums = map[string][]string{}
+			for _, e := range p.Enum {
+				spec.Enums[p.Name] = append(spec.Enums[p.Name], fmt.Sprint(e))
+			}
+		}
+	}
+	return spec
+}
+
 // firstLine returns the first line of a description, which is its summary.
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

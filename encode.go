@@ -1,0 +1,379 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// pathExamples maps a parameter value to the path encodePath must build from it
+// (owner "alice", repo "demo", base "main").
+type pathExamples map[string]string
+
+// wildcardRule names a route parameter whose value may contain literal "/",
+// because Gitea serves the route through a wildcard. It is keyed on the route
+// and the parameter: the same name is single-segment elsewhere.
+type wildcardRule struct {
+	route, param string
+	examples     pathExamples
+}
+
+// wildcardParams lists the wildcard parameters of Gitea 1.26.0
+// (routers/api/v1/api.go). Every other parameter is one segment, "/" sent as %2F.
+var wildcardParams = []wildcardRule{
+	{"/repos/{owner}/{repo}/branches/{branch}", "branch", pathExamples{ // Group("/branches"): Get, Put, Patch, Delete "/*"
+		"feature/x": "/repos/alice/demo/branches/feature/x", "main": "/repos/alice/demo/branches/main"}},
+	{"/repos/{owner}/{repo}/branch_protections/{name}", "name", pathExamples{ // Group("/branch_protections"): Group("/*"); names may be globs
+		"release/*": "/repos/alice/demo/branch_protections/release/%2A"}},
+	{"/repos/{owner}/{repo}/tags/{tag}", "tag", pathExamples{ // Group("/tags"): Get, Delete "/*"
+		"v1.0/rc 1": "/repos/alice/demo/tags/v1.0/rc%201"}},
+	{"/repos/{owner}/{repo}/compare/{basehead}", "basehead", pathExamples{ // Get("/compare/*")
+		"main...feature/x": "/repos/alice/demo/compare/main...feature/x"}},
+	{"/repos/{owner}/{repo}/raw/{filepath}", "filepath", pathExamples{ // Get("/raw/*")
+		"docs/read me?.md": "/repos/alice/demo/raw/docs/read%20me%3F.md"}},
+	{"/repos/{owner}/{repo}/media/{filepath}", "filepath", pathExamples{ // Get("/media/*")
+		"assets/logo#1.png": "/repos/alice/demo/media/assets/logo%231.png"}},
+	{"/repos/{owner}/{repo}/archive/{archive}", "archive", pathExamples{ // Methods("HEAD,GET", "/archive/*")
+		"feature/x.tar.gz": "/repos/alice/demo/archive/feature/x.tar.gz"}},
+	{"/repos/{owner}/{repo}/contents/{filepath}", "filepath", pathExamples{ // Group("/contents"): Get "/*"; Group("/*"): Post, Put, Delete
+		"src/100%.go": "/repos/alice/demo/contents/src/100%25.go", "a;b,c": "/repos/alice/demo/contents/a%3Bb%2Cc"}},
+	{"/repos/{owner}/{repo}/contents-ext/{filepath}", "filepath", pathExamples{ // Group("/contents-ext"): Get "/*"
+		"a/b/c.txt": "/repos/alice/demo/contents-ext/a/b/c.txt"}},
+	{"/repos/{owner}/{repo}/git/refs/{ref}", "ref", pathExamples{ // Group("/git"): Get("/refs/*")
+		"heads/feature/x": "/repos/alice/demo/git/refs/heads/feature/x"}},
+	{"/repos/{owner}/{repo}/pulls/{base}/{head}", "head", pathExamples{ // Group("/pulls"): Get("/{base}/*"); base is one segment
+		"feature/x": "/repos/alice/demo/pulls/main/feature/x"}},
+	{"/repos/{owner}/{repo}/commits/{ref}/status", "ref", pathExamples{ // Group("/commits"): MatchPath("GET", "/<ref:*>/status")
+		"feature/x": "/repos/alice/demo/commits/feature/x/status"}},
+	{"/repos/{owner}/{repo}/commits/{ref}/statuses", "ref", pathExamples{ // MatchPath("GET", "/<ref:*>/statuses")
+		"feature/x": "/repos/alice/demo/commits/feature/x/statuses"}},
+}
+
+// isWildcard reports whether param of route may span several segments.
+func isWildcard(route, param string) bool {
+	for _, r := range wildcardParams {
+		if r.route == route && r.param == param {
+			return true
+		}
+	}
+	return false
+}
+
+// encodePath fills the {name} placeholders of route, an OpenAPI route template
+// relative to /api/v1, with percent-encoded params. It refuses, before anything
+// is sent, values that Gitea or a proxy in front of it could resolve to another
+// route. Entries of params that route does not name are ignored.
+func encodePath(route string, params map[string]string) (string, error) {
+	var b strings.Builder
+	for rest := route; ; {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			b.WriteString(rest)
+			p := b.String()
+			// Values and text can combine into a dot segment for a proxy that decodes
+			// %2F: "x/" and "/y" in {sha}.{diffType} give "x%2F.%2Fy".
+			if err := checkSegments(strings.ReplaceAll(p, "%2F", "/"), true); err != nil {
+				return "", fmt.Errorf("path %q: %w once %%2F is decoded", p, err)
+			}
+			return p, nil
+		}
+		b.WriteString(rest[:i])
+		name, v := rest[i+1:j], params[rest[i+1:j]]
+		rest = rest[j+1:]
+		wild := isWildcard(route, name)
+		if v == "" {
+			return "", fmt.Errorf("path parameter %q: missing", name)
+		}
+		// Dot segments are refused in single-segment values too: a proxy may decode %2F.
+		if err := checkSegments(v, !wild); err != nil {
+			return "", fmt.Errorf("path parameter %q: %w", name, err)
+		}
+		// Gitea ends a parameter followed by text in its segment ({sha}.{diffType})
+		// at the first byte of that text.
+		if rest != "" && rest[0] != '/' && strings.IndexByte(v, rest[0]) >= 0 {
+			return "", fmt.Errorf("path parameter %q: %q not allowed in this route", name, rest[:1])
+		}
+		if !wild {
+			b.WriteString(url.PathEscape(v))
+			continue
+		}
+		for k, seg := range strings.Split(v, "/") {
+			if k > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString(url.PathEscape(seg))
+		}
+	}
+}
+
+// checkSegments refuses invalid UTF-8, control characters, "." and ".."
+// segments and, unless allowEmpty, empty segments of the "/"-separated v.
+func checkSegments(v string, allowEmpty bool) error {
+	switch {
+	case !utf8.ValidString(v):
+		return errors.New("invalid utf-8")
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return errors.New("control character not allowed")
+	}
+	for seg := range strings.SplitSeq(v, "/") {
+		if seg == "." || seg == ".." {
+			return errors.New("dot segment not allowed")
+		}
+		if seg == "" && !allowEmpty {
+			return errors.New("empty segment not allowed")
+		}
+	}
+	return nil
+}
+
+// checkRawPath validates the path argument of gitea_api_request, relative to
+// /api/v1 (for example "/repos/alice/demo/branches/feature/x"), and returns it
+// with one leading "/". A leading "/api/v1" is refused, not stripped, so that a
+// path has one spelling. The result is not percent-encoded: "%" is refused, so
+// values that need %2F go through the generated tool of their operation.
+func checkRawPath(p string) (string, error) {
+	first, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	switch {
+	case strings.HasPrefix(p, "//") || strings.Contains(first, ":"): // //host or scheme:
+		return "", errors.New("path: absolute url not allowed")
+	case strings.ContainsAny(p, "?#"):
+		return "", errors.New("path: query or fragment not allowed (pass query parameters separately)")
+	case strings.Contains(p, "%"):
+		return "", errors.New("path: percent-encoding not allowed (use the operation's own tool)")
+	case strings.Contains(p, `\`):
+		return "", errors.New("path: backslash not allowed")
+	}
+	p = "/" + strings.TrimPrefix(p, "/")
+	if p == "/api/v1" || strings.HasPrefix(p, "/api/v1/") {
+		return "", errors.New("path: must be relative to /api/v1, without that prefix")
+	}
+	if err := checkSegments(p[1:], false); err != nil {
+		return "", fmt.Errorf("path: %w", err)
+	}
+	return p, nil
+}
+
+// routeSpec is one operation of the OpenAPI document.
+type routeSpec struct {
+	Method, Route, OperationID string
+	Enums                      map[string][]string // allowed values of enum path parameters
+}
+
+// routeTable finds the operation Gitea runs for a method and path: per method a
+// trie of segment patterns, searched in the order of Gitea's router (chi).
+type routeTable struct{ roots map[string]*routeNode }
+
+// routeNode is one segment of the trie.
+type routeNode struct {
+	lits   map[string]*routeNode // children for literal segments
+	params []*routeNode          // children for parameter segments, those with text first
+	toks   []routeToken          // the pattern of a parameter child
+	wild   []*tableRoute         // routes whose wildcard starts at this segment
+	ends   []*tableRoute         // routes ending here; more than one is a tie
+}
+
+// tableRoute is a routeSpec split into segments of tokens.
+type tableRoute struct {
+	spec routeSpec
+	segs [][]routeToken
+	wild int // index of the wildcard segment, -1 if none
+}
+
+// routeToken is literal text or, if param, a parameter name.
+type routeToken struct {
+	text  string
+	param bool
+}
+
+// newRouteTable compiles routes; methods may be in any case.
+func newRouteTable(routes []routeSpec) *routeTable {
+	t := &routeTable{roots: map[string]*routeNode{}}
+	for _, s := range routes {
+		s.Method = strings.ToUpper(s.Method)
+		r := &tableRoute{spec: s, wild: -1}
+		if t.roots[s.Method] == nil {
+			t.roots[s.Method] = &routeNode{}
+		}
+		n := t.roots[s.Method]
+		for i, seg := range strings.Split(strings.TrimPrefix(s.Route, "/"), "/") {
+			var toks []routeToken // "{sha}.{diffType}" splits into "", "sha", ".", "diffType", ""
+			for k, part := range strings.Split(strings.ReplaceAll(seg, "}", "{"), "{") {
+				if part != "" {
+					toks = append(toks, routeToken{text: part, param: k%2 == 1})
+				}
+			}
+			r.segs = append(r.segs, toks)
+			if len(toks) == 1 && toks[0].param && isWildcard(s.Route, toks[0].text) && r.wild < 0 {
+				r.wild = i
+			} else if r.wild < 0 {
+				n = n.child(toks)
+			}
+		}
+		if r.wild >= 0 {
+			n.wild = append(n.wild, r)
+		} else {
+			n.ends = append(n.ends, r)
+		}
+	}
+	return t
+}
+
+// child returns n's child for the segment pattern toks, adding it if missing.
+func (n *routeNode) child(toks []routeToken) *routeNode {
+	if len(toks) == 1 && !toks[0].param {
+		if n.lits == nil {
+			n.lits = map[string]*routeNode{}
+		}
+		if n.lits[toks[0].text] == nil {
+			n.lits[toks[0].text] = &routeNode{}
+		}
+		return n.lits[toks[0].text]
+	}
+	for _, c := range n.params {
+		if slices.EqualFunc(c.toks, toks, func(a, b routeToken) bool { return a.param == b.param && (a.param || a.text == b.text) }) {
+			return c
+		}
+	}
+	c := &routeNode{toks: toks}
+	n.params = append(n.params, c)
+	slices.SortStableFunc(n.params, func(a, b *routeNode) int { return len(b.toks) - len(a.toks) })
+	return c
+}
+
+// match returns the operation and the unescaped path parameters for method and
+// path (from checkRawPath or encodePath). As in Gitea's router, a literal
+// segment beats a parameter with text ({index}.{diffType}), which beats a
+// parameter, which beats a wildcard, at the first segment where routes differ.
+// No match, a tie, and an enum value Gitea may route elsewhere are errors.
+func (t *routeTable) match(method, path string) (string, map[string]string, error) {
+	method = strings.ToUpper(method)
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	var found []*tableRoute
+	if root := t.roots[method]; root != nil {
+		found = root.find(segs, 0)
+	}
+	switch {
+	case len(found) == 0:
+		return "", nil, fmt.Errorf("no route for %s %q", method, path)
+	case len(found) > 1:
+		return "", nil, fmt.Errorf("ambiguous route for %s %q: %s or %s", method, path, found[0].spec.OperationID, found[1].spec.OperationID)
+	}
+	best, params := found[0], map[string]string{}
+	best.bind(segs, params)
+	for name, allowed := range best.spec.Enums {
+		// Gitea checks these with regexps the document does not give; do not guess.
+		if v, ok := params[name]; ok && !slices.Contains(allowed, v) {
+			return "", nil, fmt.Errorf("uncertain route for %s %q: %s wants %s in %q", method, path, best.spec.OperationID, name, allowed)
+		}
+	}
+	return best.spec.OperationID, params, nil
+}
+
+// find returns the routes below n that match segs[i:] first in Gitea's order:
+// literal, parameter with text, parameter, wildcard. More than one is a tie.
+func (n *routeNode) find(segs []string, i int) []*tableRoute {
+	if i == len(segs) {
+		return n.ends
+	}
+	if c := n.lits[segs[i]]; c != nil {
+		if found := c.find(segs, i+1); found != nil {
+			return found
+		}
+	}
+	for _, c := range n.params {
+		if matchSegment(c.toks, segs[i], nil) {
+			if found := c.find(segs, i+1); found != nil {
+				return found
+			}
+		}
+	}
+	var found []*tableRoute
+	for _, r := range n.wild {
+		if r.bind(segs, nil) {
+			found = append(found, r)
+		}
+	}
+	return found
+}
+
+// bind reports whether segs match r and, if params is not nil, records the values.
+func (r *tableRoute) bind(segs []string, params map[string]string) bool {
+	extra := len(segs) - len(r.segs) // segments beyond one taken by the wildcard
+	if r.wild < 0 && extra != 0 || extra < 0 {
+		return false
+	}
+	for i, toks := range r.segs {
+		k := i // index in segs
+		if i > r.wild {
+			k += extra
+		}
+		if i == r.wild {
+			span := segs[i : i+extra+1]
+			if slices.Contains(span, "") || !bindValue(toks[0].text, strings.Join(span, "/"), params) {
+				return false
+			}
+		} else if !matchSegment(toks, segs[k], params) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchSegment matches one path segment against its tokens. A parameter followed by
+// text ends at the first byte of that text, as in chi; one followed by another
+// parameter ({a}{b}, not in the document) never matches.
+func matchSegment(toks []routeToken, seg string, params map[string]string) bool {
+	for k, tok := range toks {
+		if !tok.param {
+			if !strings.HasPrefix(seg, tok.text) {
+				return false
+			}
+			seg = seg[len(tok.text):]
+			continue
+		}
+		end := len(seg)
+		if k+1 < len(toks) {
+			if end = strings.IndexByte(seg, toks[k+1].text[0]); end < 0 || toks[k+1].param {
+				return false
+			}
+		}
+		if !bindValue(tok.text, seg[:end], params) {
+			return false
+		}
+		seg = seg[end:]
+	}
+	return seg == ""
+}
+
+// bindValue accepts a non-empty, validly escaped value and records it unescaped.
+func bindValue(name, v string, params map[string]string) bool {
+	u, err := url.PathUnescape(v)
+	if params != nil {
+		params[name] = u
+	}
+	return v != "" && err == nil
+}
+
+// expand encodes spec's route with params and confirms that the path resolves
+// back to spec's operation with the same values, so a value another route
+// shadows (head "commits" in pulls/{base}/{head}) is refused instead of sent.
+func (t *routeTable) expand(spec routeSpec, params map[string]string) (string, error) {
+	p, err := encodePath(spec.Route, params)
+	if err != nil {
+		return "", err
+	}
+	op, got, err := t.match(spec.Method, p)
+	same := err == nil && op == spec.OperationID
+	for k, v := range got {
+		same = same && params[k] == v
+	}
+	if !same {
+		return "", fmt.Errorf("path %q does not resolve to operation %q", p, spec.OperationID)
+	}
+	return p, nil
+}
