@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -222,5 +224,23 @@ func TestE2EPagination(t *testing.T) {
 	}
 	if n := len(res["data"].([]any)); n != 1 {
 		t.Errorf("%d items on a page of 1", n)
+	}
+}
+
+func TestE2EOpenAPISources(t *testing.T) {
+	g := needGitea(t)
+	owner, repo := ownerRepo(g)
+	file := filepath.Join(t.TempDir(), "openapi.json")
+	if err := os.WriteFile(file, embeddedOpenAPI, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, source := range []string{"live", file} {
+		t.Run(filepath.Base(source), func(t *testing.T) {
+			c := e2eClient(t, g, "alice", "GITEA_OPENAPI="+source, "GITEA_MCP_TOOLS=repoGetBranch")
+			res, isErr := c.callTool("repoGetBranch", map[string]any{"owner": owner, "repo": repo, "branch": "feature/x"})
+			if isErr || str(get(res, "data.commit.id")) != g.FeatureSHA {
+				t.Errorf("repoGetBranch: %v", res)
+			}
+		})
 	}
 }

@@ -45,6 +45,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -71,19 +72,29 @@ func main() {
 	defer stop()
 	s, err := newServer(os.Getenv)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "giteamcp: %v\n", err)
-		os.Exit(1)
+		fatal(err)
 	}
 	go func() {
 		if err := s.wait(); err != nil {
-			fmt.Fprintf(os.Stderr, "giteamcp: %v\n", err)
-			os.Exit(1)
+			fatal(err) // a bad OpenAPI document or tool setting, found while serving
 		}
 	}()
 	if err := s.serveStdio(ctx, os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "giteamcp: %v\n", err)
-		os.Exit(1)
+		fatal(err)
 	}
+	if err := s.wait(); err != nil {
+		fatal(err)
+	}
+}
+
+var fatalMu sync.Mutex
+
+// fatal prints one line on stderr and exits non-zero; a second caller waits
+// for the exit, so only one line is ever printed.
+func fatal(err error) {
+	fatalMu.Lock()
+	fmt.Fprintf(os.Stderr, "giteamcp: %v\n", err)
+	os.Exit(1)
 }
 
 // config is the server's configuration, read once from the environment.

@@ -232,3 +232,26 @@ func BenchmarkStartup(b *testing.B) {
 		c.close()
 	}
 }
+
+// TestStartupErrors runs the binary with malformed settings: one line on
+// stderr, a non-zero exit, and nothing on stdout.
+func TestStartupErrors(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"GITEA_URL=gitea.example.com"}, `giteamcp: GITEA_URL "gitea.example.com": want http(s)://host[:port][/path]`},
+		{[]string{"GITEA_OPENAPI=/no/such/file"}, "giteamcp: GITEA_OPENAPI: open /no/such/file: no such file or directory"},
+		{[]string{"GITEA_MCP_TOOLS=nothingMatches"}, `giteamcp: GITEA_MCP_TOOLS: "nothingMatches" matches no operation`},
+	} {
+		cmd := exec.Command(serverBinary(t))
+		cmd.Env = tc.env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Stdin = strings.NewReader("")
+		err := cmd.Run()
+		if err == nil || stdout.Len() > 0 || stderr.String() != tc.want+"\n" {
+			t.Errorf("%v: exit %v, stdout %q, stderr %q; want a failure with %q", tc.env, err, stdout.String(), stderr.String(), tc.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,4 +113,51 @@ func BenchmarkToolsList(b *testing.B) {
 		n = len(encode(res))
 	}
 	b.ReportMetric(float64(n), "bytes")
+}
+
+// BenchmarkCallOverhead compares a tools/call of repoGet (validation,
+// executor, result envelope) with a plain HTTP GET of the same answer from a
+// local server, so the difference is the server's own cost per call. The
+// local server only makes the network cost constant; behaviour is tested
+// against the real Gitea.
+func BenchmarkCallOverhead(b *testing.B) {
+	repo := []byte(`{"id":1,"name":"demo","full_name":"alice/demo","owner":{"login":"alice"},"description":"a repository","default_branch":"main","stars_count":3}`)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v1/user" {
+			w.Write([]byte(`{"login":"alice"}`))
+			return
+		}
+		w.Write(repo)
+	}))
+	defer ts.Close()
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			resp, err := http.Get(ts.URL + "/api/v1/repos/alice/demo")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var v any
+			json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+		}
+	})
+	s := testServer(b, map[string]string{"GITEA_URL": ts.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567"})
+	params := []byte(`{"name":"repoGet","arguments":{"owner":"alice","repo":"demo"}}`)
+	b.Run("tools/call", func(b *testing.B) {
+		for b.Loop() {
+			if res, rerr := s.callTool(b.Context(), nil, params); rerr != nil || res["isError"] == true {
+				b.Fatal(rerr, res)
+			}
+		}
+	})
+	schema := s.cat.byName["repoCreatePullRequest"].schema
+	args, _ := decodeArgs([]byte(`{"owner":"alice","repo":"demo","body":{"title":"t","head":"feature/x","base":"main","assignees":["bob"],"labels":[1,2]}}`))
+	b.Run("validate", func(b *testing.B) {
+		for b.Loop() {
+			if err := schema.Validate(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
