@@ -244,3 +244,90 @@ func TestE2EOpenAPISources(t *testing.T) {
 		})
 	}
 }
+
+func TestE2ESecretHandling(t *testing.T) {
+	g := needGitea(t)
+	owner, repo := ownerRepo(g)
+	alice := e2eClient(t, g, "alice")
+	t.Run("webhook authorization header never comes back", func(t *testing.T) {
+		const secret = "Bearer wh-e2e-secret-value-123"
+		res, isErr := alice.callTool("gitea_call_operation", map[string]any{"operation": "repoCreateHook", "arguments": map[string]any{
+			"owner": owner, "repo": repo, "body": map[string]any{"type": "gitea", "active": false, "authorization_header": secret,
+				"config": map[string]any{"url": "http://127.0.0.1:9/hook", "content_type": "json"}}}})
+		if isErr || str(res["status"]) != "201" {
+			t.Fatalf("repoCreateHook: %v", res)
+		}
+		if out := alice.transcript.String(); strings.Contains(out, "wh-e2e-secret-value-123") {
+			t.Error("the webhook's authorization header came back")
+		}
+		id := get(res, "data.id")
+		got, _ := alice.callTool("gitea_call_operation", map[string]any{"operation": "repoGetHook", "arguments": map[string]any{"owner": owner, "repo": repo, "id": id}})
+		if strings.Contains(alice.transcript.String(), "wh-e2e-secret-value-123") {
+			t.Errorf("a later read showed the authorization header: %v", got)
+		}
+	})
+	// A planted token in an issue body, read in each SECRET_DETECTION_MODE.
+	const planted = "ghp_e2eE2Ee2eE2Ee2eE2Ee2eE2Ee2eE2Ee2eE2E"
+	status, _, body, err := g.api("bob", "POST", "/repos/"+g.Repo+"/issues", map[string]any{"title": "leak", "body": "oops " + planted})
+	if err != nil || status != 201 {
+		t.Fatalf("plant: %d %v %s", status, err, body)
+	}
+	var issue struct{ Number int }
+	json.Unmarshal(body, &issue)
+	args := map[string]any{"owner": owner, "repo": repo, "index": issue.Number}
+	for _, tc := range []struct {
+		mode    string
+		isErr   bool
+		want    string // in the result text
+		visible bool   // the planted token is shown
+	}{
+		{"mask", false, "ghp_[MASKED]", false},
+		{"block", true, `secret_blocked`, false},
+		{"off", false, planted, true},
+	} {
+		t.Run("planted token, mode "+tc.mode, func(t *testing.T) {
+			c := e2eClient(t, g, "alice", "SECRET_DETECTION_MODE="+tc.mode)
+			r := c.call("tools/call", map[string]any{"name": "issueGetIssue", "arguments": args})
+			text := string(r.Result)
+			if strings.Contains(text, `"isError":true`) != tc.isErr || !strings.Contains(text, tc.want) || strings.Contains(text, planted) != tc.visible {
+				t.Errorf("result %s", text)
+			}
+			if tc.mode == "block" && !strings.Contains(text, `github`) {
+				t.Errorf("block result does not name the rule: %s", text)
+			}
+		})
+	}
+	t.Run("commit SHAs intact", func(t *testing.T) {
+		c := e2eClient(t, g, "alice")
+		res, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetAllCommits", "arguments": map[string]any{"owner": owner, "repo": repo, "sha": "main", "limit": 50}})
+		if isErr {
+			t.Fatalf("repoGetAllCommits: %v", res)
+		}
+		_, _, raw, _ := g.api("alice", "GET", "/repos/"+g.Repo+"/commits?sha=main&limit=50", nil)
+		var want []struct{ SHA string }
+		json.Unmarshal(raw, &want)
+		got := res["data"].([]any)
+		if len(got) != len(want) || len(want) == 0 {
+			t.Fatalf("%d commits, want %d", len(got), len(want))
+		}
+		for i, w := range want {
+			if s := str(get(got[i], "sha")); s != w.SHA {
+				t.Errorf("commit %d: sha %q, want %q", i, s, w.SHA)
+			}
+		}
+		if res["secrets_masked"] != nil {
+			t.Errorf("false positives on commits: %v", res["secrets_masked"])
+		}
+	})
+	t.Run("credential-issuing operation delivers its secret", func(t *testing.T) {
+		for _, mode := range []string{"mask", "block"} {
+			c := e2eClient(t, g, "carol", "SECRET_DETECTION_MODE="+mode)
+			res, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "userCreateOAuth2Application", "arguments": map[string]any{
+				"body": map[string]any{"name": "e2e-" + mode, "redirect_uris": []string{"http://127.0.0.1:9/cb"}}}})
+			secret := str(get(res, "data.client_secret"))
+			if isErr || !strings.HasPrefix(secret, "gto_") || strings.Contains(secret, "MASKED") {
+				t.Errorf("mode %s: client_secret %q (%v)", mode, secret, res["error"])
+			}
+		}
+	})
+}

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"mime"
-	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,8 +25,41 @@ type envelope struct {
 	Status           int         `json:"status"`
 	Pagination       *pagination `json:"pagination,omitempty"`
 	UntrustedContent string      `json:"untrusted_content"`
-	Data             any         `json:"data,omitempty"`
 	Error            *failure    `json:"error,omitempty"`
+	Truncated        *truncation `json:"truncated,omitempty"`
+	HiddenRemoved    int         `json:"hidden_characters_removed,omitempty"`
+	SecretsMasked    []string    `json:"secrets_masked,omitempty"`
+	Data             any         `json:"data,omitempty"` // last: text splices it in
+}
+
+// text encodes the envelope. Data already in JSON form (json.RawMessage, from
+// the rewriter) is spliced in as it is rather than validated again.
+func (e *envelope) text() string {
+	raw, ok := e.Data.(json.RawMessage)
+	if !ok {
+		return string(encode(e))
+	}
+	e.Data = nil
+	b := encode(e)
+	e.Data = raw
+	return string(b[:len(b)-1]) + `,"data":` + string(raw) + "}"
+}
+
+// envelopeResult wraps an envelope as a tools/call result with one text
+// content item.
+func envelopeResult(e *envelope) map[string]any {
+	r := map[string]any{"content": []any{map[string]any{"type": "text", "text": e.text()}}}
+	if e.Error != nil {
+		r["isError"] = true
+	}
+	return r
+}
+
+// truncation says how the output bounds cut data.
+type truncation struct {
+	ItemsKept  int  `json:"items_kept,omitempty"`
+	ItemsTotal int  `json:"items_total,omitempty"`
+	Chars      bool `json:"chars,omitempty"` // data is a prefix of its JSON text
 }
 
 // identity says who acted.
@@ -54,42 +87,87 @@ type pagination struct {
 
 // failure is the error object of an isError result.
 type failure struct {
-	Status  int    `json:"status,omitempty"`
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Status  int      `json:"status,omitempty"`
+	Kind    string   `json:"kind"`
+	Message string   `json:"message"`
+	Rules   []string `json:"rules,omitempty"` // secret_blocked: the rules that matched
 }
 
 // maxErrorMessage bounds a Gitea error message in a result.
 const maxErrorMessage = 500
 
-// result builds the envelope of a Gitea answer.
-func (x *executor) result(ctx context.Context, op *operation, ex *sent) map[string]any {
+// credentialIssuing are the operations whose successful result is a freshly
+// minted credential: masking would make it unusable, so they skip masking and
+// blocking (exact redaction still applies). ADR 0005.
+var credentialIssuing = map[string]bool{
+	"userCreateToken": true, "adminCreateRunnerRegistrationToken": true, "orgCreateRunnerRegistrationToken": true,
+	"repoCreateRunnerRegistrationToken": true, "userCreateRunnerRegistrationToken": true,
+	"userCreateOAuth2Application": true, "userUpdateOAuth2Application": true, "repoCreateDeployToken": true,
+}
+
+// maxJSONDepth is the deepest JSON from Gitea that is walked; deeper JSON is
+// returned as text.
+const maxJSONDepth = 100
+
+// result runs the result pipeline on a Gitea answer: decode, strip hidden
+// text, redact, mask (or block), bound, and wrap in the envelope.
+func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *redactor) map[string]any {
 	env := x.newEnvelope(ctx, op, ex)
+	mask := x.cfg.secretMode != modeOff && !(credentialIssuing[op.ID] && ex.status < 300)
+	sc := &scrubber{red: red, mask: mask}
 	if ex.status >= 300 {
-		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: errorMessage(ex)}
-		return jsonResult(env, true)
+		msg, _ := sc.text(errorMessage(ex), maxErrorMessage)
+		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.stripBase(msg)}
+	} else {
+		env.Pagination = readPagination(ex)
+		// data gets what the envelope leaves of maxChars, less room for the
+		// truncation, hidden and masking fields.
+		budget := x.cfg.maxChars - len(encode(env)) - 300
+		env.Data, env.Truncated = sc.body(ex, x.cfg.maxItems, budget)
 	}
-	env.Pagination = readPagination(ex)
-	env.Data = decodeBody(ex)
-	return jsonResult(env, false)
+	if len(sc.rules) > 0 && x.cfg.secretMode == modeBlock && mask {
+		return x.blocked(env, sc.rules)
+	}
+	env.HiddenRemoved, env.SecretsMasked = sc.hidden, sc.rules
+	return envelopeResult(env)
+}
+
+// blocked replaces a result that matched secret rules, in block mode, with an
+// error that names the rules and nothing of the secret.
+func (x *executor) blocked(env *envelope, rules []string) map[string]any {
+	env.Data, env.Pagination, env.Truncated = nil, nil, nil
+	env.Error = &failure{Status: env.Status, Kind: "secret_blocked", Rules: rules,
+		Message: "the result matched secret detection rules and was withheld (SECRET_DETECTION_MODE=block)"}
+	return envelopeResult(env)
 }
 
 // failure builds the envelope of a request that got no usable answer.
-func (x *executor) failure(ex *sent, err error) map[string]any {
+func (x *executor) failure(ex *sent, err error, red *redactor) map[string]any {
 	kind := "network_error"
+	var ke *kindError
 	switch {
+	case errors.As(err, &ke):
+		kind = ke.kind
 	case errors.Is(err, context.Canceled):
 		kind = "cancelled"
 	case errors.Is(err, context.DeadlineExceeded):
 		kind = "timeout"
-	case errors.Is(err, errTooLarge):
-		kind = "payload_too_large"
 	}
+	sc := &scrubber{red: red, mask: x.cfg.secretMode != modeOff}
+	msg, _ := sc.text(err.Error(), maxErrorMessage)
 	env := envelope{Request: requestInfo{Method: ex.method, Path: ex.path}, Status: ex.status,
 		Identity: identity{Mode: "token"}, UntrustedContent: untrustedNotice,
-		Error: &failure{Status: ex.status, Kind: kind, Message: x.scrub(err.Error())}}
-	return jsonResult(env, true)
+		Error: &failure{Status: ex.status, Kind: kind, Message: x.stripBase(msg)}}
+	return envelopeResult(&env)
 }
+
+// kindError is an error with the error.kind it is reported under.
+type kindError struct {
+	kind string
+	err  error
+}
+
+func (e *kindError) Error() string { return e.err.Error() }
 
 // newEnvelope fills the fields every result shares.
 func (x *executor) newEnvelope(ctx context.Context, op *operation, ex *sent) *envelope {
@@ -102,12 +180,232 @@ func (x *executor) newEnvelope(ctx context.Context, op *operation, ex *sent) *en
 		UntrustedContent: untrustedNotice}
 }
 
-// scrub removes the configured token and the Gitea URL from a message.
-func (x *executor) scrub(s string) string {
-	if x.cfg.token != "" {
-		s = strings.ReplaceAll(s, x.cfg.token, "[REDACTED]")
+// stripBase removes the Gitea instance's absolute URL from a message unless
+// GITEA_MCP_REVEAL_ENDPOINTS=1.
+func (x *executor) stripBase(s string) string {
+	if x.cfg.revealEndpoints || x.cfg.url == nil {
+		return s
 	}
-	return strings.ReplaceAll(s, x.cfg.apiBase, "")
+	return strings.ReplaceAll(strings.ReplaceAll(s, x.cfg.apiBase, ""), strings.TrimSuffix(x.cfg.url.String(), "/"), "")
+}
+
+// scrubber runs the string passes of the pipeline over one result, in the
+// order that keeps a hidden character from splitting a secret: strip hidden
+// text, redact exact secrets, mask secret patterns. It collects what it did.
+type scrubber struct {
+	red    *redactor
+	mask   bool
+	rules  []string // masking rules that matched, sorted
+	hidden int      // hidden characters removed
+}
+
+// str scrubs one decoded string.
+func (sc *scrubber) str(s string) string {
+	out, rules, n := scrubString(s, sc.red, sc.mask)
+	sc.hidden += n
+	for _, r := range rules {
+		sc.note(r)
+	}
+	return out
+}
+
+// note records that a masking rule matched.
+func (sc *scrubber) note(rule string) {
+	if i, found := slices.BinarySearch(sc.rules, rule); !found {
+		sc.rules = slices.Insert(sc.rules, i, rule)
+	}
+}
+
+// text scrubs a text and cuts it so that it takes at most max bytes as a
+// JSON string.
+func (sc *scrubber) text(s string, max int) (string, bool) {
+	s = sc.str(s)
+	p := fitString(s, max)
+	return p, len(p) < len(s)
+}
+
+// fitString returns the longest prefix of s, in whole characters, whose JSON
+// string encoding (quotes included) takes at most max bytes.
+func fitString(s string, max int) string {
+	n := 2
+	for i, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20 || r == '\u2028' || r == '\u2029' || r == utf8.RuneError:
+			n += 6
+		default:
+			n += utf8.RuneLen(r)
+		}
+		if n > max {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// body decodes and scrubs a successful answer: JSON is rewritten string by
+// string without building a tree and its top-level array cut to maxItems;
+// text is scrubbed; binary becomes base64. The result fits maxChars.
+func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation) {
+	if len(ex.body) == 0 {
+		return nil, nil
+	}
+	ct := ex.header.Get("Content-Type")
+	switch media, _, _ := mime.ParseMediaType(ct); {
+	case (media == "application/json" || strings.HasSuffix(media, "+json")) && json.Valid(ex.body):
+		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
+			return boundJSON(out, total, ends, maxChars)
+		}
+		fallthrough // nested deeper than maxJSONDepth: returned as text
+	case utf8.Valid(ex.body) && (strings.HasPrefix(media, "text/") || media == "application/json" || strings.HasSuffix(media, "+json") || media == ""):
+		s, cut := sc.text(string(ex.body), maxChars)
+		if cut {
+			return s, &truncation{Chars: true}
+		}
+		return s, nil
+	}
+	return map[string]any{"content_base64": base64.StdEncoding.EncodeToString(ex.body), "content_type": ct, "size": len(ex.body)}, nil
+}
+
+// boundJSON cuts rewritten JSON to maxChars bytes: a top-level array keeps as
+// many whole elements as fit; anything else becomes a prefix of its text.
+func boundJSON(out []byte, total int, ends []int, maxChars int) (any, *truncation) {
+	var t *truncation
+	if total > len(ends) {
+		t = &truncation{ItemsKept: len(ends), ItemsTotal: total}
+	}
+	if len(out) <= maxChars {
+		return json.RawMessage(out), t
+	}
+	if ends != nil {
+		k, _ := slices.BinarySearch(ends, maxChars) // elements whose text and ']' fit
+		if k > 0 {
+			return json.RawMessage(append(out[:ends[k-1]:ends[k-1]], ']')), &truncation{ItemsKept: k, ItemsTotal: total}
+		}
+	}
+	return fitString(string(out), maxChars), &truncation{Chars: true, ItemsTotal: total}
+}
+
+// json rewrites valid JSON text: every member name and string value goes
+// through str, secret members are masked whole, and a top-level array keeps
+// at most maxItems elements, and none once maxChars bytes are written. It
+// returns the text, the number of top-level elements, the output offset after
+// each element kept (nil for a non-array), and false for JSON nested deeper
+// than maxJSONDepth, which it never walks.
+func (sc *scrubber) json(src []byte, maxItems, maxChars int) ([]byte, int, []int, bool) {
+	out := make([]byte, 0, min(len(src), maxChars)+16)
+	i := skipSpace(src, 0)
+	if src[i] != '[' {
+		out, ok := sc.value(out, src[i:], maxJSONDepth)
+		return out, 0, nil, ok
+	}
+	out = append(out, '[')
+	ends := []int{}
+	total := 0
+	for i = skipSpace(src, i+1); src[i] != ']'; {
+		end, _ := skipValue(src, i)
+		if total++; total <= maxItems && len(out) <= maxChars {
+			if len(ends) > 0 {
+				out = append(out, ',')
+			}
+			var ok bool
+			if out, ok = sc.value(out, src[i:end], maxJSONDepth-1); !ok {
+				return nil, 0, nil, false
+			}
+			ends = append(ends, len(out))
+		}
+		if i = skipSpace(src, end); src[i] == ',' {
+			i = skipSpace(src, i+1)
+		}
+	}
+	return append(out, ']'), total, ends, true
+}
+
+// value rewrites one valid JSON value of at most maxDepth levels; deeper
+// values make it stop and return false.
+func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
+	var inObject [maxJSONDepth + 1]bool
+	var objStart [maxJSONDepth + 1]int
+	depth, wantKey, isValue, key := 0, false, false, ""
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '{', '[':
+			if depth++; depth > maxDepth {
+				return out, false
+			}
+			inObject[depth], objStart[depth], wantKey, isValue = c == '{', i, c == '{', false
+			out = append(out, c)
+		case '}', ']':
+			depth--
+			out = append(out, c)
+		case ',':
+			wantKey = inObject[depth]
+			out = append(out, c)
+		case ':':
+			isValue = true
+			out = append(out, c)
+		case '"':
+			end, _ := skipValue(b, i)
+			s, _ := decodeString(b[i:end])
+			switch {
+			case wantKey:
+				key = s
+			case isValue && sc.mask && s != "":
+				if rule := secretMember(key, b[objStart[depth]:]); rule != "" {
+					sc.note(rule)
+					out = append(out, `"`+maskedMarker+`"`...)
+					wantKey, isValue, i = false, false, end-1
+					continue
+				}
+			}
+			if ns := sc.str(s); ns != s {
+				out = appendString(out, ns)
+			} else {
+				out = append(out, b[i:end]...)
+			}
+			wantKey, isValue, i = false, false, end-1
+		default:
+			if c > ' ' {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, true
+}
+
+// secretMember returns the rule that masks a string member named key whole,
+// or "": a secret field (a webhook's authorization_header), or the sha1 of an
+// access token object (one that also has token_last_eight or scopes; a
+// package file's sha1 is left alone). obj starts at the enclosing object.
+func secretMember(key string, obj []byte) string {
+	if key == "sha1" {
+		end, _ := skipValue(obj, 0)
+		if bytes.Contains(obj[:end], []byte(`"token_last_eight":`)) || bytes.Contains(obj[:end], []byte(`"scopes":`)) {
+			return "gitea_token_sha1"
+		}
+	}
+	if secretFields[strings.ToLower(key)] {
+		return "secret_field"
+	}
+	return ""
+}
+
+// appendString appends s as a JSON string.
+func appendString(out []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"')
 }
 
 // errorKind names an HTTP error status.
@@ -163,27 +461,6 @@ func errorMessage(ex *sent) string {
 		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
 	}
 	return msg
-}
-
-// decodeBody returns decoded JSON, text, or a base64 object for binary bodies.
-func decodeBody(ex *sent) any {
-	if len(ex.body) == 0 {
-		return nil
-	}
-	ct := ex.header.Get("Content-Type")
-	media, _, _ := mime.ParseMediaType(ct)
-	if media == "application/json" || strings.HasSuffix(media, "+json") {
-		d := json.NewDecoder(bytes.NewReader(ex.body))
-		d.UseNumber()
-		var v any
-		if d.Decode(&v) == nil && !d.More() {
-			return v
-		}
-	}
-	if utf8.Valid(ex.body) && (strings.HasPrefix(media, "text/") || media == "application/json" || media == "") {
-		return string(ex.body)
-	}
-	return map[string]any{"content_base64": base64.StdEncoding.EncodeToString(ex.body), "content_type": ct, "size": len(ex.body)}
 }
 
 // readPagination reads the page, limit, total and next and last pages.
@@ -245,5 +522,3 @@ func parseLinks(values []string) map[string]*url.URL {
 	}
 	return out
 }
-
-var _ = http.StatusOK

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -90,17 +91,22 @@ func (x *executor) run(ctx context.Context, r *request) map[string]any {
 	}
 	op, pathParams, query, body, err := x.resolve(r)
 	if err != nil {
+		var ke *kindError
+		if errors.As(err, &ke) {
+			return errorResult(ke.kind, err.Error())
+		}
 		return errorResult("invalid_request", err.Error())
 	}
 	p, err := x.routes().expand(op.routeSpec(), pathParams)
 	if err != nil {
 		return errorResult("invalid_request", err.Error())
 	}
+	red := newRedactor(append(append([]string{x.cfg.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
 	ex, err := x.send(ctx, op, p, query, body)
 	if err != nil {
-		return x.failure(ex, err)
+		return x.failure(ex, err, red)
 	}
-	return x.result(ctx, op, ex)
+	return x.result(ctx, op, ex, red)
 }
 
 // resolve finds the operation of a request and splits its arguments into
@@ -145,6 +151,9 @@ func (x *executor) resolve(r *request) (*operation, map[string]string, url.Value
 			body = v
 		case "formData":
 			s, _ := v.(string)
+			if n := base64.StdEncoding.DecodedLen(len(s)); n > x.cfg.maxBinary {
+				return nil, nil, nil, nil, &kindError{"payload_too_large", fmt.Errorf("%s: %d bytes decoded would exceed MAX_BINARY_BYTES (%d)", p.Name, n, x.cfg.maxBinary)}
+			}
 			content, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
 				return nil, nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
@@ -236,17 +245,27 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 	}
 	defer resp.Body.Close()
 	ex.status, ex.header = resp.StatusCode, resp.Header
-	ex.body, err = io.ReadAll(io.LimitReader(resp.Body, int64(x.cfg.maxBody)+1))
+	limit := maxReadBytes
+	if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media != "" && !strings.HasPrefix(media, "text/") && media != "application/json" && !strings.HasSuffix(media, "+json") {
+		limit = x.cfg.maxBinary // binary: returned whole or not at all
+	}
+	if resp.ContentLength > int64(limit) {
+		return ex, tooLarge(limit)
+	}
+	ex.body, err = io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return ex, err
 	}
-	if len(ex.body) > x.cfg.maxBody {
-		return ex, errTooLarge
+	if len(ex.body) > limit {
+		return ex, tooLarge(limit)
 	}
 	return ex, nil
 }
 
-var errTooLarge = errors.New("response body too large")
+// tooLarge reports an answer over the read bound for its content type.
+func tooLarge(limit int) error {
+	return &kindError{"payload_too_large", fmt.Errorf("answer larger than %d bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", limit)}
+}
 
 // whoami returns the verified login of the token, asking Gitea once.
 func (x *executor) whoami(ctx context.Context) string {

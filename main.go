@@ -44,6 +44,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,13 +107,49 @@ type config struct {
 	tools   string
 	off     string
 	timeout time.Duration
-	maxBody int
+
+	secrets         []string // exact values redacted from every result
+	secretMode      secretMode
+	maxItems        int // MAX_TOOL_RESPONSE_ITEMS
+	maxChars        int // MAX_TOOL_RESPONSE_CHARS
+	maxBinary       int // MAX_BINARY_BYTES
+	revealEndpoints bool
 }
+
+// maxReadBytes bounds how much of a text or JSON answer is read; a larger
+// answer is an error (payload_too_large), never read whole into memory.
+const maxReadBytes = 8 << 20
 
 // loadConfig reads and checks the configuration.
 func loadConfig(getenv func(string) string) (*config, error) {
 	c := &config{token: getenv("GITEA_TOKEN"), openapi: getenv("GITEA_OPENAPI"), tools: getenv("GITEA_MCP_TOOLS"),
-		off: getenv("DISABLED_TOOLS"), timeout: 30 * time.Second, maxBody: 8 << 20}
+		off: getenv("DISABLED_TOOLS"), timeout: 30 * time.Second, revealEndpoints: getenv("GITEA_MCP_REVEAL_ENDPOINTS") == "1"}
+	for _, name := range []string{"GITEA_TOKEN", "MCP_BEARER_TOKEN", "GITEA_OAUTH_CLIENT_SECRET"} {
+		if v := getenv(name); v != "" {
+			c.secrets = append(c.secrets, v)
+		}
+	}
+	var err error
+	if c.secretMode, err = parseSecretMode(getenv("SECRET_DETECTION_MODE")); err != nil {
+		return nil, err
+	}
+	for _, b := range []struct {
+		name string
+		dst  *int
+		def  int
+	}{{"MAX_TOOL_RESPONSE_ITEMS", &c.maxItems, 100}, {"MAX_TOOL_RESPONSE_CHARS", &c.maxChars, 200_000}, {"MAX_BINARY_BYTES", &c.maxBinary, 128 << 10}} {
+		*b.dst = b.def
+		if v := getenv(b.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("%s %q: want a positive whole number", b.name, v)
+			}
+			*b.dst = n
+		}
+	}
+	if c.maxChars < 1000 {
+		return nil, fmt.Errorf("MAX_TOOL_RESPONSE_CHARS %d: want at least 1000", c.maxChars)
+	}
 	if raw := getenv("GITEA_URL"); raw != "" {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -239,12 +240,89 @@ func skipValue(b []byte, i int) (int, error) {
 	return len(b), nil
 }
 
-// decodeString decodes a JSON string, without encoding/json when it has no
-// escapes.
+// decodeString decodes a JSON string. Strings without escapes are copied;
+// escapes are decoded here, and anything unusual goes to encoding/json.
 func decodeString(b []byte) (string, error) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
-		return string(b[1 : len(b)-1]), nil
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' || !utf8.Valid(b) {
+		return decodeStringJSON(b)
 	}
+	s := b[1 : len(b)-1]
+	i := bytes.IndexByte(s, '\\')
+	if i < 0 {
+		return string(s), nil
+	}
+	out := append(make([]byte, 0, len(s)), s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' {
+			return decodeStringJSON(b)
+		}
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i+1 >= len(s) {
+			return decodeStringJSON(b)
+		}
+		i++
+		switch s[i] {
+		case '"', '\\', '/':
+			out = append(out, s[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(s, i+1)
+			if !ok {
+				return decodeStringJSON(b)
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := hex4(s, i+3)
+				if ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && utf16.DecodeRune(r, r2) != utf8.RuneError {
+					r, i = utf16.DecodeRune(r, r2), i+6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return decodeStringJSON(b)
+		}
+	}
+	return string(out), nil
+}
+
+// hex4 reads the four hex digits of a \u escape at s[i:].
+func hex4(s []byte, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// decodeStringJSON decodes a JSON string with encoding/json.
+func decodeStringJSON(b []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(b, &s)
 	return s, err

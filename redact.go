@@ -1,0 +1,768 @@
+package main
+
+// Secret handling for tool results (ADR 0005, "Secret handling in results"):
+// exact redaction of known secrets, pattern masking of likely secrets, removal
+// of hidden Unicode text and a depth guard for JSON bodies. Every function here
+// is pure: decoded trees are never modified, and a string or tree with nothing
+// to change is returned as is, not copied. Hidden characters go first (see
+// scrubString), as one inside a secret would hide it from both other layers.
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// redactedMarker replaces every occurrence of an exactly known secret.
+const redactedMarker = "[REDACTED]"
+
+// maskedMarker replaces the secret part of every pattern match.
+const maskedMarker = "[MASKED]"
+
+// redactor replaces exactly known secrets with redactedMarker.
+type redactor struct {
+	secrets []string // distinct and non-empty, longest first
+}
+
+// newRedactor returns a redactor for the non-empty secrets, deduplicated and
+// ordered longest first.
+func newRedactor(secrets ...string) *redactor {
+	var s []string
+	for _, v := range secrets {
+		if v != "" && !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	slices.SortFunc(s, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return &redactor{secrets: s}
+}
+
+// redactString replaces every occurrence of every secret in s with
+// redactedMarker. Overlapping and adjacent occurrences become one marker, so
+// no part of any secret is left behind. If a secret would still occur in the
+// result (a secret containing brackets can straddle a marker), the whole
+// string becomes redactedMarker.
+func (r *redactor) redactString(s string) string {
+	out, _ := r.redact(s)
+	return out
+}
+
+// redact is redactString that also reports whether s changed.
+func (r *redactor) redact(s string) (string, bool) {
+	if r == nil {
+		return s, false
+	}
+	var spans [][2]int
+	for _, sec := range r.secrets {
+		for i := 0; i <= len(s)-len(sec); {
+			j := strings.Index(s[i:], sec)
+			if j < 0 {
+				break
+			}
+			spans = append(spans, [2]int{i + j, i + j + len(sec)})
+			i += j + 1
+		}
+	}
+	if spans == nil {
+		return s, false
+	}
+	out := replaceSpans(s, spans, redactedMarker)
+	for _, sec := range r.secrets {
+		if strings.Contains(out, sec) {
+			return redactedMarker, true
+		}
+	}
+	return out, true
+}
+
+// redactValue returns the decoded JSON value v with every secret redacted from
+// its string values and object keys. If two keys of one object redact to the
+// same key, one of their values is kept.
+func (r *redactor) redactValue(v any) any {
+	if r == nil || len(r.secrets) == 0 {
+		return v
+	}
+	out, _ := rewriteTree(v, r.redact, nil)
+	return out
+}
+
+// replaceSpans returns s with each union of the overlapping or adjacent byte
+// ranges in spans replaced by one marker. It reorders spans.
+func replaceSpans(s string, spans [][2]int, marker string) string {
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	b.Grow(len(s))
+	at := 0 // bytes of s before at are written or replaced
+	for i := 0; i < len(spans); {
+		start, end := spans[i][0], spans[i][1]
+		for i++; i < len(spans) && spans[i][0] <= end; i++ {
+			end = max(end, spans[i][1])
+		}
+		b.WriteString(s[at:start])
+		b.WriteString(marker)
+		at = end
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// rewriteTree passes every string value and object key of the decoded JSON
+// value v through str, and every object member (with its new key) through
+// member, if not nil, before descending into it. It copies only the
+// containers that change and reports whether anything changed.
+func rewriteTree(v any, str func(string) (string, bool), member func(obj map[string]any, key string, val any) (any, bool)) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		if ns, ok := str(t); ok {
+			return ns, true
+		}
+	case []any:
+		var out []any
+		for i, e := range t {
+			if ne, ok := rewriteTree(e, str, member); ok {
+				if out == nil {
+					out = slices.Clone(t)
+				}
+				out[i] = ne
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range t {
+			nk, kok := str(k)
+			ne, vok := any(nil), false
+			if member != nil {
+				ne, vok = member(t, nk, e)
+			}
+			if !vok {
+				ne, vok = rewriteTree(e, str, member)
+			}
+			if !vok && !kok {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(t)
+			}
+			delete(out, k)
+			out[nk] = ne
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// secretFields are the request-body fields whose values are redacted from the
+// result of the same call (ADR 0005), matched case-insensitively. maskValue
+// also masks them wherever a result object carries them.
+var secretFields = map[string]bool{
+	"password": true, "secret": true, "client_secret": true, "token": true,
+	"access_token": true, "auth_password": true, "auth_token": true,
+	"private_key": true, "authorization_header": true, "remote_password": true,
+	"mirror_password": true, "mirror_token": true,
+	"aws_secret_access_key": true, "aws_access_key_id": true,
+}
+
+// actionSecretWrites are the Gitea 1.26.0 operations that create or update an
+// Actions secret; the top-level data field of their body is the secret.
+var actionSecretWrites = map[string]bool{
+	"updateRepoSecret": true, "updateOrgSecret": true, "updateUserSecret": true,
+}
+
+// bodySecretDepth is how many levels of nested containers bodySecrets
+// examines, counting the body itself as level 1.
+const bodySecretDepth = 8
+
+// bodySecretMinLen is the least number of characters a secretFields value
+// needs to be collected.
+const bodySecretMinLen = 4
+
+// bodySecrets returns, sorted and deduplicated, the secret values of a request
+// body: secretFields string values of at least bodySecretMinLen characters in
+// the containers of levels 1 to bodySecretDepth, and for Actions secret writes
+// the non-empty top-level data value. Field names match case-insensitively, as
+// Gitea's JSON decoding does.
+func bodySecrets(operationID string, body any) []string {
+	var out []string
+	if m, ok := body.(map[string]any); ok && actionSecretWrites[operationID] {
+		for k, v := range m {
+			if s, ok := v.(string); ok && s != "" && strings.EqualFold(k, "data") {
+				out = append(out, s)
+			}
+		}
+	}
+	var walk func(v any, level int)
+	walk = func(v any, level int) {
+		if level > bodySecretDepth {
+			return
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if s, ok := e.(string); ok && secretFields[strings.ToLower(k)] && utf8.RuneCountInString(s) >= bodySecretMinLen {
+					out = append(out, s)
+				}
+				walk(e, level+1)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e, level+1)
+			}
+		}
+	}
+	walk(body, 1)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// secretMode is the SECRET_DETECTION_MODE: what pattern masking does.
+type secretMode int
+
+const (
+	modeMask  secretMode = iota // replace the secret part of each match (default)
+	modeOff                     // skip pattern masking
+	modeBlock                   // withhold a result that has a match
+)
+
+// parseSecretMode parses SECRET_DETECTION_MODE; empty means mask.
+func parseSecretMode(s string) (secretMode, error) {
+	switch s {
+	case "", "mask":
+		return modeMask, nil
+	case "off":
+		return modeOff, nil
+	case "block":
+		return modeBlock, nil
+	}
+	return modeMask, fmt.Errorf("SECRET_DETECTION_MODE: got %q, want off, mask or block", s)
+}
+
+// secretRule is one pattern of likely secrets. The secret is the text of the
+// first capturing group of its regexp that takes part in a match; masking
+// replaces it with maskedMarker and keeps the rest of the match (a provider's
+// public prefix such as ghp_, a key name and operator, a URL's user name).
+// Every match must start with one of lits or words (a leading \b is allowed)
+// and contain one of the bytes of needs: maskString runs the regexp only where
+// they occur, anchored there, and unless multiline only up to the end of that
+// line.
+type secretRule struct {
+	name      string
+	lits      []string       // literals a match starts with, case-sensitive
+	words     []string       // lower-case words a match starts with, ignoring ASCII case
+	needs     string         // bytes of which a match contains one, if not empty
+	multiline bool           // a match may span lines
+	re        *regexp.Regexp // the pattern; see above
+	mask      []string       // examples the rule must mask
+	keep      []string       // examples maskString must leave alone
+}
+
+// secretValueEnd is what may follow an assigned value, so that code such as
+// token = getToken() is not taken for an assignment.
+const secretValueEnd = "(?:[\\s\"'`,;&<>)\\]}]|$)"
+
+// secretRules are the masking patterns, applied together: overlapping matches
+// are masked as one. A bare 40-hex string is never masked: Gitea access tokens
+// share that shape with commit SHAs, so they are masked only in context
+// (authorization_header, bearer, url_credentials, generic_secret here; the
+// sha1 of an access token object in maskValue).
+var secretRules = []secretRule{{
+	name: "github",
+	lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+	re:   regexp.MustCompile(`(?:gh[pousr]|github_pat)_([A-Za-z0-9_]{30,})`),
+	mask: []string{
+		"export GH=ghp_R2d2C3poLukeLeiaHanSolo0123456789AbCd",
+		"ghs_0123456789abcdefghijABCDEFGHIJklmnop",
+		"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVW",
+	},
+	keep: []string{"ghp_short", "ghost_user", "see github_pat_ docs"},
+}, {
+	name: "gitlab",
+	lits: []string{"glpat-"},
+	re:   regexp.MustCompile(`glpat-([A-Za-z0-9_-]{20,})`),
+	mask: []string{"GITLAB=glpat-xYz123AbC456dEf789gH"},
+	keep: []string{"glpat-short"},
+}, {
+	// Gitea OAuth2 client secrets (gto_) and authorization codes (gta_):
+	// 32 random bytes in unpadded lower-case base32 (models/auth/oauth2.go).
+	name: "gitea_oauth",
+	lits: []string{"gto_", "gta_"},
+	re:   regexp.MustCompile(`gt[oa]_([a-z2-7]{52})`),
+	mask: []string{
+		"client_secret gto_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrst",
+		"?code=gta_zyxwvutsrqponmlkjihgfedcba765432zyxwvutsrqponmlkjihg&state=1",
+	},
+	keep: []string{"gto_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "gta_ is the code prefix"},
+}, {
+	name: "aws_access_key_id",
+	lits: []string{"AKIA", "ASIA"},
+	re:   regexp.MustCompile(`\b(?:AKIA|ASIA)([A-Z0-9]{16})\b`),
+	mask: []string{"aws AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A"},
+	keep: []string{"ASIAN markets", "AKIAlowercase0123456"},
+}, {
+	name: "slack_token",
+	lits: []string{"xox"},
+	re:   regexp.MustCompile(`\bxox[baprs]-([A-Za-z0-9-]{10,})`),
+	mask: []string{"xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"},
+	keep: []string{"xoxo-hugs-and-kisses", "xoxb-short"},
+}, {
+	name: "slack_webhook",
+	lits: []string{"hooks.slack.com"},
+	re:   regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{8,})`),
+	mask: []string{"https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"},
+	keep: []string{"post to https://hooks.slack.com/ via an incoming webhook"},
+}, {
+	name: "stripe",
+	lits: []string{"sk_live_", "rk_live_", "sk_test_", "rk_test_"},
+	re:   regexp.MustCompile(`\b[rs]k_(?:live|test)_([A-Za-z0-9]{10,})`),
+	mask: []string{"sk_live_4eC39HqLyjWDarjtT1zdp7dc", "rk_test_51H8abcdefghijk"},
+	keep: []string{"pk_live_51H8abcdefghijklmnop", "sk_live_short"},
+}, {
+	name: "google_api_key",
+	lits: []string{"AIza"},
+	re:   regexp.MustCompile(`\bAIza([0-9A-Za-z_-]{35})`),
+	mask: []string{"key=AIzaSyA-1234567890abcdefghijklmnopqrstu"},
+	keep: []string{"AIza is too short"},
+}, {
+	name: "anthropic",
+	lits: []string{"sk-ant-"},
+	re:   regexp.MustCompile(`\bsk-ant-([A-Za-z0-9_-]{20,})`),
+	mask: []string{"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEFG"},
+	keep: []string{"sk-ant-short"},
+}, {
+	// Legacy keys are sk- and alphanumerics; project, service account and
+	// admin keys add a type and use - and _ as well. An sk-ant- key is not
+	// matched: it has a hyphen within its first 20 characters.
+	name: "openai",
+	lits: []string{"sk-"},
+	re:   regexp.MustCompile(`\bsk-((?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}[A-Za-z0-9_-]*)`),
+	mask: []string{
+		"OPENAI_KEY sk-abcdefghij0123456789ABCDEFGHIJ0123456789abcdefgh",
+		"sk-proj-abcDEF123_ghiJKL456-mnoPQR789stu",
+	},
+	keep: []string{"risk-assessment-of-the-whole-framework", "sk-learn is a library"},
+}, {
+	name: "jwt",
+	lits: []string{"eyJ"},
+	re:   regexp.MustCompile(`\beyJ([A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)`),
+	mask: []string{"id_token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"},
+	keep: []string{"header eyJhbGciOiJIUzI1NiJ9 alone", "they say eyJ"},
+}, {
+	// A key block without its END line (a truncated body) is masked to the end.
+	name:      "private_key",
+	lits:      []string{"-----BEGIN"},
+	multiline: true,
+	re:        regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----((?s:.*?)-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?s:.*))`),
+	mask: []string{
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234abcd\n-----END RSA PRIVATE KEY-----\nafter",
+		"-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAA\\n-----END OPENSSH PRIVATE KEY-----",
+		"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+	},
+	keep: []string{"-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----", "never commit a PRIVATE KEY"},
+}, {
+	name:  "authorization_header",
+	words: []string{"authorization"},
+	needs: ":=",
+	re:    regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:token|bearer|basic)[ \t]+([^\s"'` + "`" + `,;]{8,})`),
+	mask: []string{
+		"Authorization: token 0123456789abcdef0123456789abcdef01234567",
+		`curl -H "authorization: Bearer 0123456789abcdef0123456789abcdef01234567" https://x`,
+		`{"Authorization": "Basic YWxpY2U6czNjcjN0"}`,
+	},
+	keep: []string{"Authorization header is missing", "authorization: pending review", `req.Header.Set("Authorization", "token "+tok)`},
+}, {
+	name:  "bearer",
+	words: []string{"bearer"},
+	re:    regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)`),
+	mask:  []string{"Bearer abcDEF123456ghiJKL789", "bearer 0123456789abcdef0123456789abcdef01234567"},
+	keep:  []string{"the bearer of this letter", "Bearer authentication is supported", "Bearer <token>"},
+}, {
+	name:  "url_credentials",
+	lits:  []string{"://"},
+	needs: "@",
+	re:    regexp.MustCompile(`://[^\s/?#@:]*:([^\s/?#@]+)@`),
+	mask: []string{
+		"remote https://oauth2:0123456789abcdef0123456789abcdef01234567@gitea.example.com/o/r.git",
+		"git clone https://alice:hunter2@example.com/r.git",
+	},
+	keep: []string{"git@gitea.example.com:owner/repo.git", "https://alice@example.com/r", "ssh://git@host:2222/o/r.git", "mail bob@example.com"},
+}, {
+	// key = value, key: value, "key": "value", key := value, key => value,
+	// where the key contains one of the words; values under 8 characters
+	// and code-like values (calls, templates) are left alone.
+	name:  "generic_secret",
+	words: []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
+	needs: ":=",
+	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)[a-z0-9_.-]*["']?[ \t]*(?::=|=>|[:=])[ \t]*` +
+		`(?:"((?:[^"\\\r\n]|\\.){8,})|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd),
+	mask: []string{
+		"api_key=abcd1234efgh5678",
+		`{"password": "correct horse battery"}`,
+		"token: 0123456789abcdef0123456789abcdef01234567",
+		"GET /api/v1/user?access_token=0123456789abcdef0123456789abcdef01234567&page=2",
+		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		`password := "hunter2hunter2"`,
+		"ApiKey => 'abcdefgh12345'",
+	},
+	keep: []string{
+		"the token expired", "password reset", "Token: expired", "secret santa",
+		"token := r.Header.Get(\"Authorization\")", "token: ${{ secrets.GITEA_TOKEN }}",
+		"commit 0123456789abcdef0123456789abcdef01234567",
+		"sha: 0123456789abcdef0123456789abcdef01234567",
+		"Merge commit 'fedcba9876543210fedcba9876543210fedcba98' into main",
+	},
+}}
+
+// secretTrigger is a literal or word that a match of a rule starts with. It
+// is found by its rarest pair of adjacent bytes, at offset off.
+type secretTrigger struct {
+	lit      string
+	off      int
+	fold     bool           // lit is a word: compare ignoring ASCII case
+	rule     int            // index in secretRules
+	re       *regexp.Regexp // the rule's regexp, anchored at the start
+	boundary bool           // the regexp starts with \b
+	lines    bool           // the regexp runs to the end of the line only
+	needs    string         // the rule's needs
+}
+
+// secretTriggers lists the triggers of secretRules by the first byte of their
+// anchor pair; secretPairs has a bit for each anchor pair. Words are listed
+// under both cases.
+var secretTriggers, secretPairs = buildTriggers(secretRules)
+
+// buildTriggers returns secretTriggers and secretPairs for rules.
+func buildTriggers(rules []secretRule) (*[256][]secretTrigger, *[1 << 16 / 64]uint64) {
+	if len(rules) > 64 {
+		panic("secretRules: more than 64 rules") // maskString keeps a bit per rule
+	}
+	var t [256][]secretTrigger
+	var pairs [1 << 16 / 64]uint64
+	for i, r := range rules {
+		src := r.re.String()
+		re := regexp.MustCompile("^(?:" + src + ")")
+		boundary := strings.HasPrefix(strings.TrimPrefix(src, "(?i)"), `\b`)
+		add := func(lit string, fold bool) {
+			off := 0
+			for j := range len(lit) - 1 {
+				if pairRarity(lit[j:j+2]) > pairRarity(lit[off:off+2]) {
+					off = j
+				}
+			}
+			tr := secretTrigger{lit, off, fold, i, re, boundary, !r.multiline, r.needs}
+			for _, a := range foldCases(lit[off], fold) {
+				t[a] = append(t[a], tr)
+				for _, b := range foldCases(lit[off+1], fold) {
+					p := uint(a)<<8 | uint(b)
+					pairs[p/64] |= 1 << (p % 64)
+				}
+			}
+		}
+		for _, l := range r.lits {
+			add(l, false)
+		}
+		for _, w := range r.words {
+			add(w, true)
+		}
+	}
+	return &t, &pairs
+}
+
+// foldCases returns c and, if fold is set and c is a letter, its other case.
+func foldCases(c byte, fold bool) []byte {
+	if u := c &^ 0x20; fold && u >= 'A' && u <= 'Z' {
+		return []byte{u, u | 0x20}
+	}
+	return []byte{c}
+}
+
+// byteOrder lists bytes from commonest to rarest in Gitea's JSON text:
+// separators, hex digits (SHAs), timestamp letters, then letters by English
+// frequency, mostly lower case first; bytes not listed count as commonest.
+const byteOrder = " -/.:0123456789abcdefTZtoinsrhlumpgwyETAOINSRHLDCUMFPGWYBvkxjqzVKXJQ_"
+
+// pairRarity ranks how rare the byte pair p is in text by its bytes' places in
+// byteOrder. It only affects speed, never what is found.
+func pairRarity(p string) int {
+	return strings.IndexByte(byteOrder, p[0]) + strings.IndexByte(byteOrder, p[1])
+}
+
+// equalFoldASCII reports whether s equals the lower-case lower ignoring ASCII
+// case.
+func equalFoldASCII(s, lower string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isWordByte reports whether c is an ASCII letter, digit or underscore, as
+// \b in a regexp understands words.
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z'
+}
+
+// secretHit is an occurrence of a trigger in a string.
+type secretHit struct {
+	start int
+	t     *secretTrigger
+}
+
+// secretHits appends the occurrences of triggers in s to hits, found in one
+// pass over its byte pairs.
+func secretHits(hits []secretHit, s string) []secretHit {
+	for i := 0; i+1 < len(s); i++ {
+		if p := uint(s[i])<<8 | uint(s[i+1]); secretPairs[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		ts := secretTriggers[s[i]]
+		for j := range ts {
+			t := &ts[j]
+			start := i - t.off
+			if start < 0 || start+len(t.lit) > len(s) || s[start]|0x20 != t.lit[0]|0x20 {
+				continue
+			}
+			if w := s[start : start+len(t.lit)]; w == t.lit || t.fold && equalFoldASCII(w, t.lit) {
+				hits = append(hits, secretHit{start, t})
+			}
+		}
+	}
+	return hits
+}
+
+// indexAnyFrom returns the index of the first byte of chars in s[i:], or len(s).
+func indexAnyFrom(s string, i int, chars string) int {
+	if j := strings.IndexAny(s[i:], chars); j >= 0 {
+		return i + j
+	}
+	return len(s)
+}
+
+// groupSpan returns the span of the first capturing group that took part in
+// the match m, as returned by FindStringSubmatchIndex.
+func groupSpan(m []int) (int, int) {
+	for i := 2; i < len(m); i += 2 {
+		if m[i] >= 0 {
+			return m[i], m[i+1]
+		}
+	}
+	return m[0], m[1] // unreachable for the rules, whose groups are not optional
+}
+
+// maskString replaces the secret of every match of secretRules in s with
+// maskedMarker, keeping the rest of the match: "ghp_0123…" becomes
+// "ghp_[MASKED]" and "api_key=abcd…" becomes "api_key=[MASKED]". The matches
+// of a rule are those of FindAll on s; overlapping secrets of different rules
+// become one marker. It returns the masked text and the sorted names of the
+// rules that matched.
+func maskString(s string) (string, []string) {
+	var buf [8]secretHit
+	hits := secretHits(buf[:0], s)
+	if len(hits) == 0 {
+		return s, nil
+	}
+	slices.SortStableFunc(hits, func(a, b secretHit) int { return a.start - b.start })
+	var next [64]int // per rule, where its last match ended
+	var need [64]int // per rule, 1 + where the next byte of its needs was seen
+	var found uint64 // per rule, whether it matched
+	var spans [][2]int
+	eol := -1 // end of the line of the last hit
+	for _, h := range hits {
+		t := h.t
+		if h.start < next[t.rule] || t.boundary && h.start > 0 && isWordByte(s[h.start-1]) {
+			continue
+		}
+		if eol < h.start {
+			eol = indexAnyFrom(s, h.start, "\n")
+		}
+		end := len(s)
+		if t.lines {
+			end = eol
+		}
+		if t.needs != "" {
+			if need[t.rule] <= h.start { // not looked for since this hit
+				need[t.rule] = 1 + indexAnyFrom(s[:end], h.start, t.needs)
+			}
+			if need[t.rule] > end {
+				continue
+			}
+		}
+		m := t.re.FindStringSubmatchIndex(s[h.start:end])
+		if m == nil {
+			continue
+		}
+		gs, ge := groupSpan(m)
+		spans = append(spans, [2]int{h.start + gs, h.start + ge})
+		next[t.rule] = h.start + m[1]
+		found |= 1 << t.rule
+	}
+	if spans == nil {
+		return s, nil
+	}
+	var names []string
+	for i, r := range secretRules {
+		if found&(1<<i) != 0 {
+			names = append(names, r.name)
+		}
+	}
+	slices.Sort(names)
+	return replaceSpans(s, spans, maskedMarker), names
+}
+
+// maskValue masks the string values and object keys of the decoded JSON value
+// v with maskString and its object members with maskMember. It returns the
+// sorted names of the rules that matched.
+func maskValue(v any) (any, []string) {
+	var names []string
+	out, _ := rewriteTree(v, func(s string) (string, bool) {
+		out, rules := maskString(s)
+		names = append(names, rules...)
+		return out, rules != nil
+	}, maskMembers(&names))
+	slices.Sort(names)
+	return out, slices.Compact(names)
+}
+
+// maskMembers returns a member function for rewriteTree that masks with
+// maskMember and appends the names of the rules that matched to names.
+func maskMembers(names *[]string) func(obj map[string]any, k string, v any) (any, bool) {
+	return func(obj map[string]any, k string, v any) (any, bool) {
+		rule := maskMember(obj, k, v)
+		if rule == "" {
+			return v, false
+		}
+		*names = append(*names, rule)
+		return maskedMarker, true
+	}
+}
+
+// maskMember returns the name of the rule that masks the whole member k: v of
+// object obj, or "": a non-empty string value of secretFields (secret_field),
+// or the sha1 of an object that looks like a Gitea access token, that is, one
+// that also has token_last_eight or scopes (gitea_token_sha1). A sha1
+// elsewhere, such as a package file's, is left alone.
+func maskMember(obj map[string]any, k string, v any) string {
+	if s, ok := v.(string); !ok || s == "" {
+		return ""
+	}
+	if k == "sha1" {
+		_, last8 := obj["token_last_eight"]
+		_, scopes := obj["scopes"]
+		if last8 || scopes {
+			return "gitea_token_sha1"
+		}
+	}
+	if secretFields[strings.ToLower(k)] {
+		return "secret_field"
+	}
+	return ""
+}
+
+// scrubString applies stripHidden, r.redactString and, if mask is set,
+// maskString to s in that order, so that a hidden character cannot split a
+// secret from either layer. It returns the text, the sorted names of the
+// masking rules that matched and the number of hidden characters removed.
+func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
+	s, hidden := stripHidden(s)
+	s, _ = r.redact(s)
+	var rules []string
+	if mask {
+		s, rules = maskString(s)
+	}
+	return s, rules, hidden
+}
+
+// scrubValue is scrubString over the string values and object keys of the
+// decoded JSON value v, plus maskMember if mask is set, in one walk: the same
+// as stripHiddenValue, r.redactValue and maskValue in that order. It returns
+// the new value, the sorted names of the masking rules that matched and the
+// number of hidden characters removed.
+func scrubValue(v any, r *redactor, mask bool) (any, []string, int) {
+	var names []string
+	hidden := 0
+	var member func(obj map[string]any, k string, v any) (any, bool)
+	if mask {
+		member = maskMembers(&names)
+	}
+	out, _ := rewriteTree(v, func(s string) (string, bool) {
+		out, rules, n := scrubString(s, r, mask)
+		names = append(names, rules...)
+		hidden += n
+		return out, out != s
+	}, member)
+	slices.Sort(names)
+	return out, slices.Compact(names), hidden
+}
+
+// stripHidden removes the characters that hide text from a reader: Unicode
+// tags (U+E0000..U+E007F), bidirectional controls (U+202A..U+202E,
+// U+2066..U+2069, U+200E, U+200F, U+061C) and zero-width characters (U+200B,
+// U+200C, U+200D, U+2060, U+FEFF). It returns the text and how many it removed.
+func stripHidden(s string) (string, int) {
+	i := 0
+	for i < len(s) && (s[i] < 0xD8 || hiddenSize(s, i) == 0) {
+		i++
+	}
+	if i == len(s) {
+		return s, 0
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	n := 0
+	for i < len(s) {
+		if size := hiddenSize(s, i); size > 0 {
+			n++
+			i += size
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String(), n
+}
+
+// hiddenSize returns the length of the hidden character at s[i], or 0. All of
+// them are encoded with a lead byte of at least 0xD8, which rules out most
+// bytes with one comparison.
+func hiddenSize(s string, i int) int {
+	if s[i] < 0xD8 {
+		return 0
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r >= 0xE0000 && r <= 0xE007F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069,
+		r >= 0x200B && r <= 0x200F, r == 0x061C, r == 0x2060, r == 0xFEFF:
+		return size
+	}
+	return 0
+}
+
+// stripHiddenValue applies stripHidden to the string values and object keys of
+// the decoded JSON value v, returning the new value and the total removed.
+func stripHiddenValue(v any) (any, int) {
+	total := 0
+	out, _ := rewriteTree(v, func(s string) (string, bool) {
+		out, n := stripHidden(s)
+		total += n
+		return out, n > 0
+	}, nil)
+	return out, total
+}

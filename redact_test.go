@@ -1,0 +1,465 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// decodeNumbers decodes s as the result pipeline does (UseNumber).
+func decodeNumbers(tb testing.TB, s string) any {
+	tb.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		tb.Fatalf("decode %q: %v", s, err)
+	}
+	return v
+}
+
+// visitStrings calls fn with every string value and object key of v.
+func visitStrings(v any, fn func(string)) {
+	switch t := v.(type) {
+	case string:
+		fn(t)
+	case []any:
+		for _, e := range t {
+			visitStrings(e, fn)
+		}
+	case map[string]any:
+		for k, e := range t {
+			fn(k)
+			visitStrings(e, fn)
+		}
+	}
+}
+
+func TestSecretRules(t *testing.T) {
+	lower := regexp.MustCompile(`^[a-z_-]{2,}$`)
+	seen := map[string]bool{}
+	for _, r := range secretRules {
+		if seen[r.name] || r.re.NumSubexp() == 0 || len(r.mask) == 0 || len(r.keep) == 0 || len(r.lits)+len(r.words) == 0 {
+			t.Errorf("rule %s: want a unique name, a capturing group, literals or words, and mask and keep examples", r.name)
+		}
+		seen[r.name] = true
+		for _, l := range r.lits {
+			if len(l) < 2 {
+				t.Errorf("rule %s: literal %q: want at least 2 bytes", r.name, l)
+			}
+		}
+		for _, w := range r.words {
+			if !lower.MatchString(w) {
+				t.Errorf("rule %s: word %q: want at least 2 lower-case bytes", r.name, w)
+			}
+		}
+		for _, ex := range r.mask {
+			m := r.re.FindStringSubmatchIndex(ex)
+			if m == nil {
+				t.Errorf("rule %s: mask example %q: no match", r.name, ex)
+				continue
+			}
+			gs, ge := groupSpan(m)
+			tail := ex[(gs+ge)/2 : ge]
+			got, names := maskString(ex)
+			if !slices.Contains(names, r.name) || strings.Contains(got, tail) {
+				t.Errorf("rule %s: maskString(%q) = %q, %q: want masked by %s, without %q", r.name, ex, got, names, r.name, tail)
+			}
+		}
+		for _, ex := range r.keep {
+			got, names := maskString(ex)
+			if diff := cmp.Diff(ex, got); diff != "" || names != nil {
+				t.Errorf("rule %s: keep example: rules %q, mismatch (-want +got):\n%s", r.name, names, diff)
+			}
+		}
+	}
+}
+
+// referenceMask is maskString done plainly: every rule's FindAll on all of s.
+func referenceMask(s string) (string, []string) {
+	var spans [][2]int
+	var names []string
+	for _, r := range secretRules {
+		ms := r.re.FindAllStringSubmatchIndex(s, -1)
+		for _, m := range ms {
+			gs, ge := groupSpan(m)
+			spans = append(spans, [2]int{gs, ge})
+		}
+		if ms != nil {
+			names = append(names, r.name)
+		}
+	}
+	if spans == nil {
+		return s, nil
+	}
+	slices.Sort(names)
+	return replaceSpans(s, spans, maskedMarker), names
+}
+
+func TestMaskString(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		names    []string
+	}{
+		{"", "", nil},
+		{"plain text with a “quote” and 日本語", "plain text with a “quote” and 日本語", nil},
+		{"GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJklmnop done", "GITHUB_TOKEN=[MASKED] done", []string{"generic_secret", "github"}},
+		{"a ghp_0123456789abcdefghijABCDEFGHIJklmnop b AKIAIOSFODNN7EXAMPLE c", "a ghp_[MASKED] b AKIA[MASKED] c", []string{"aws_access_key_id", "github"}},
+		{"Authorization: Bearer abcdefghijklmnop0123456789", "Authorization: Bearer [MASKED]", []string{"authorization_header", "bearer"}},
+		{"TOKEN: abcdefgh12345678", "TOKEN: [MASKED]", []string{"generic_secret"}},
+		{"password=abcdefgh\r\nx password=ijklmnop", "password=[MASKED]\r\nx password=[MASKED]", []string{"generic_secret"}},
+		{"-----BEGIN EC PRIVATE KEY-----\ntoken=abcdefghijk\n-----END EC PRIVATE KEY----- token=abcdefghijk",
+			"-----BEGIN EC PRIVATE KEY-----[MASKED] token=[MASKED]", []string{"generic_secret", "private_key"}},
+		{"ghp_0123456789abcdefghijABCDEFGHIJklmnopghp_0123456789abcdefghijABCDEFGHIJklmnop", "ghp_[MASKED]", []string{"github"}},
+		{"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc", "Authorization: Bearer [MASKED]",
+			[]string{"authorization_header", "bearer", "jwt"}},
+		{"xtoken=abcdefghij, ASIAY34FZKBOKMUTVV7Ax AKIAIOSFODNN7EXAMPLE", "xtoken=[MASKED], ASIAY34FZKBOKMUTVV7Ax AKIA[MASKED]",
+			[]string{"aws_access_key_id", "generic_secret"}},
+	} {
+		if want, names := referenceMask(tc.in); want != tc.want || !slices.Equal(names, tc.names) {
+			t.Errorf("referenceMask(%q) = %q, %q: the case disagrees with the rules", tc.in, want, names)
+		}
+		got, names := maskString(tc.in)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("maskString(%q): mismatch (-want +got):\n%s", tc.in, diff)
+		}
+		if diff := cmp.Diff(tc.names, names); diff != "" {
+			t.Errorf("maskString(%q) names: mismatch (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestMaskValue(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	for _, tc := range []struct {
+		name, in, want string
+		names          []string
+	}{
+		{"commit SHAs", `{"sha":"` + sha + `","id":"` + sha + `","commit_id":"` + sha + `","merge_commit_sha":"` + sha + `","message":"revert ` + sha + `","parents":[{"sha":"` + sha + `"}]}`,
+			`{"sha":"` + sha + `","id":"` + sha + `","commit_id":"` + sha + `","merge_commit_sha":"` + sha + `","message":"revert ` + sha + `","parents":[{"sha":"` + sha + `"}]}`, nil},
+		{"access token", `[{"id":1,"name":"ci","sha1":"` + sha + `","token_last_eight":"01234567","scopes":["read:repository"]}]`,
+			`[{"id":1,"name":"ci","sha1":"[MASKED]","token_last_eight":"01234567","scopes":["read:repository"]}]`, []string{"gitea_token_sha1"}},
+		{"package file sha1", `{"id":2,"name":"a.tgz","sha1":"` + sha + `","md5":"x"}`, `{"id":2,"name":"a.tgz","sha1":"` + sha + `","md5":"x"}`, nil},
+		{"hook", `{"id":3,"authorization_header":"Bearer x","config":{"url":"https://h"},"Token":"abc","password":""}`,
+			`{"id":3,"authorization_header":"[MASKED]","config":{"url":"https://h"},"Token":"[MASKED]","password":""}`, []string{"secret_field"}},
+		{"keys and nesting", `{"ghp_0123456789abcdefghijABCDEFGHIJklmnop":[1,true,null,{"body":"use xoxb-123456789012-abcdefghij"}]}`,
+			`{"ghp_[MASKED]":[1,true,null,{"body":"use xoxb-[MASKED]"}]}`, []string{"github", "slack_token"}},
+	} {
+		in := decodeNumbers(t, tc.in)
+		got, names := maskValue(in)
+		if diff := cmp.Diff(decodeNumbers(t, tc.want), got); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff(tc.names, names); diff != "" {
+			t.Errorf("%s: names: mismatch (-want +got):\n%s", tc.name, diff)
+		}
+		if diff := cmp.Diff(decodeNumbers(t, tc.in), in); diff != "" {
+			t.Errorf("%s: input modified: mismatch (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+func TestScrubValue(t *testing.T) {
+	const in = `{"body":"ghp_\u200b0123456789abcdefghijABCDEFGHIJklmnop and tok\u200b1",` +
+		`"pass\u200bword":"x","tok1":[{"sha1":"abc","scopes":[]},"\u202eplain"]}`
+	r := newRedactor("tok1")
+	for _, mask := range []bool{false, true} {
+		v := decodeNumbers(t, in)
+		want, hidden := stripHiddenValue(v)
+		want = r.redactValue(want)
+		var wantNames []string
+		if mask {
+			want, wantNames = maskValue(want)
+		}
+		got, names, n := scrubValue(v, r, mask)
+		if diff := cmp.Diff(want, got); diff != "" || n != hidden || !slices.Equal(names, wantNames) {
+			t.Errorf("mask %v: removed %d, want %d; rules %q, want %q; mismatch (-want +got):\n%s", mask, n, hidden, names, wantNames, diff)
+		}
+	}
+	text, rules, n := scrubString("x ghp_\u200b0123456789abcdefghijABCDEFGHIJklmnop tok\u2066\u20691", r, true)
+	if text != "x ghp_[MASKED] [REDACTED]" || !slices.Equal(rules, []string{"github"}) || n != 3 {
+		t.Errorf("scrubString = %q, %q, %d", text, rules, n)
+	}
+	got, _, _ := scrubValue(decodeNumbers(t, in), r, true)
+	want := decodeNumbers(t, `{"body":"ghp_[MASKED] and [REDACTED]","password":"[MASKED]","[REDACTED]":[{"sha1":"[MASKED]","scopes":[]},"plain"]}`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseSecretMode(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    secretMode
+		wantErr bool
+	}{
+		{"", modeMask, false}, {"mask", modeMask, false}, {"off", modeOff, false}, {"block", modeBlock, false},
+		{"Block", modeMask, true}, {" off", modeMask, true}, {"none", modeMask, true},
+	} {
+		got, err := parseSecretMode(tc.in)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("parseSecretMode(%q) = %v, %v: want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestNewRedactor(t *testing.T) {
+	got := newRedactor("bb", "", "a", "ccc", "bb", "aa").secrets
+	if diff := cmp.Diff([]string{"ccc", "aa", "bb", "a"}, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRedactString(t *testing.T) {
+	for _, tc := range []struct {
+		secrets  []string
+		in, want string
+	}{
+		{nil, "tok1 tok1", "tok1 tok1"},
+		{[]string{"tok1"}, "a tok1 b tok1", "a [REDACTED] b [REDACTED]"},
+		{[]string{"abcdef", "defxyz"}, "<abcdefxyz>", "<[REDACTED]>"},      // overlap
+		{[]string{"abc", "abcdef"}, "abcdef abc", "[REDACTED] [REDACTED]"}, // one contains the other
+		{[]string{"aa"}, "aaa", "[REDACTED]"},                              // overlapping occurrences
+		{[]string{"tok1", "tok2"}, "tok1tok2", "[REDACTED]"},               // adjacent
+		{[]string{"tok1", "D]zz"}, "x tok1zz", "[REDACTED]"},               // would straddle the marker
+		{[]string{"Ключ"}, "ключ Ключ", "ключ [REDACTED]"},                 // case-sensitive
+	} {
+		got := newRedactor(tc.secrets...).redactString(tc.in)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("secrets %q, %q: mismatch (-want +got):\n%s", tc.secrets, tc.in, diff)
+		}
+	}
+}
+
+func TestRedactValue(t *testing.T) {
+	const in = `{"tok1":{"user":"tok1tok2","list":["a","x-tok2-y",{"n":12,"tok2":null}]},"ok":"fine","n":1.50}`
+	const want = `{"[REDACTED]":{"user":"[REDACTED]","list":["a","x-[REDACTED]-y",{"n":12,"[REDACTED]":null}]},"ok":"fine","n":1.50}`
+	v := decodeNumbers(t, in)
+	got := newRedactor("tok1", "tok2").redactValue(v)
+	if diff := cmp.Diff(decodeNumbers(t, want), got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(decodeNumbers(t, in), v); diff != "" {
+		t.Errorf("input modified: mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCleanInputsDoNotAllocate(t *testing.T) {
+	v := decodeNumbers(t, `{"sha":"0123456789abcdef0123456789abcdef01234567","body":"the token expired — “see” 日本語","list":[1,"two",null]}`)
+	r := newRedactor("tok1", "secret-value")
+	for name, fn := range map[string]func(){
+		"redactValue": func() { r.redactValue(v) },
+		"maskString":  func() { maskString("the token expired after the password reset, see #12") },
+		"stripHidden": func() { stripHidden("the token expired — “see” 日本語") },
+	} {
+		if n := testing.AllocsPerRun(10, fn); n != 0 {
+			t.Errorf("%s: %v allocations, want 0", name, n)
+		}
+	}
+}
+
+func TestBodySecrets(t *testing.T) {
+	nest := func(levels int, leaf string) string { // leaf at the given container level
+		s := leaf
+		for i := 1; i < levels; i++ {
+			if i%2 == 0 {
+				s = `[` + s + `]`
+			} else {
+				s = `{"a":` + s + `}`
+			}
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name, op, body string
+		want           []string
+	}{
+		{"fields", "createHook", `{"type":"gitea","authorization_header":"Bearer abc","config":{"secret":"hook-secret","url":"x"}}`, []string{"Bearer abc", "hook-secret"}},
+		{"case-insensitive", "adminCreateUser", `{"Password":"pass1","TOKEN":"tok1","login":"longlogin"}`, []string{"pass1", "tok1"}},
+		{"4-character minimum", "migrate", `{"auth_password":"abc","auth_token":"abcd","mirror_password":"äöü","private_key":"äöüß"}`, []string{"abcd", "äöüß"}},
+		{"non-strings", "x", `{"password":12345678,"token":null,"secret":["abcdefgh"]}`, nil},
+		{"lists and duplicates", "x", `{"items":[{"token":"same1"},{"token":"same1"},{"access_token":"other"}]}`, []string{"other", "same1"}},
+		{"level 8", "x", nest(8, `{"password":"deep-secret"}`), []string{"deep-secret"}},
+		{"level 9", "x", nest(9, `{"password":"deep-secret"}`), nil},
+		{"action secret", "updateRepoSecret", `{"data":"x","description":"d"}`, []string{"x"}},
+		{"action secret case", "updateOrgSecret", `{"Data":"xy"}`, []string{"xy"}},
+		{"action secret empty", "updateUserSecret", `{"data":""}`, nil},
+		{"data elsewhere", "createRepoVariable", `{"data":"not-a-secret"}`, nil},
+		{"no body", "x", `null`, nil},
+	} {
+		got := bodySecrets(tc.op, decodeNumbers(t, tc.body))
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+func TestStripHidden(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		n        int
+	}{
+		{"plain “quoted” — 日本語 ✓ 🙂", "plain “quoted” — 日本語 ✓ 🙂", 0},
+		{"a\u200bb\u200cc\u200dd\u2060e\ufefff", "abcdef", 5},
+		{"x\u202ay\u202ez\u2066w\u2069v\u200eu\u200ft\u061cs", "xyzwvuts", 7},
+		{"run\U000E0072\U000E006D\U000E007F ok", "run ok", 3},
+		{"\xff\xd8\u200b\xe2\x80", "\xff\xd8\xe2\x80", 1},                   // invalid UTF-8 is kept byte for byte
+		{"\u061b\u202f\u2065\U000E0080", "\u061b\u202f\u2065\U000E0080", 0}, // neighbours of the ranges
+	} {
+		got, n := stripHidden(tc.in)
+		if diff := cmp.Diff(tc.want, got); diff != "" || n != tc.n {
+			t.Errorf("stripHidden(%q): removed %d, want %d, mismatch (-want +got):\n%s", tc.in, n, tc.n, diff)
+		}
+	}
+	v := decodeNumbers(t, `{"k\u200b":["a\u202eb",{"c":"\u2066d"}],"n":1}`)
+	got, n := stripHiddenValue(v)
+	if diff := cmp.Diff(decodeNumbers(t, `{"k":["ab",{"c":"d"}],"n":1}`), got); diff != "" || n != 3 {
+		t.Errorf("stripHiddenValue: removed %d, want 3, mismatch (-want +got):\n%s", n, diff)
+	}
+}
+
+func FuzzRedact(f *testing.F) {
+	f.Add(`{"a":"x","b":[1,"y"]}`, "s3cr3t", "other", uint(7))
+	f.Add(`["tok","a\"b",{"k":null}]`, "tok", "ok", uint(3))
+	f.Add(`{"":""}`, "ab", "bc", uint(2))
+	f.Fuzz(func(t *testing.T, doc, secret, other string, pos uint) {
+		p := int(pos % uint(len(doc)+1))
+		d := json.NewDecoder(strings.NewReader(doc[:p] + secret + doc[p:]))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) != nil {
+			return
+		}
+		r := newRedactor(secret, other)
+		visitStrings(r.redactValue(v), func(s string) {
+			for _, sec := range r.secrets {
+				if !strings.Contains(redactedMarker, sec) && strings.Contains(s, sec) {
+					t.Fatalf("secret %q survives in %q", sec, s)
+				}
+			}
+		})
+	})
+}
+
+func FuzzMaskString(f *testing.F) {
+	for _, r := range secretRules {
+		for _, ex := range slices.Concat(r.mask, r.keep) {
+			f.Add(ex, uint(len(ex)/2), uint64(len(ex)))
+		}
+	}
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	f.Fuzz(func(t *testing.T, s string, pos uint, seed uint64) {
+		if !strings.ContainsAny(s, "\u017f\u212a") { // ſ and K fold to s and k in (?i); triggers fold ASCII only
+			got, gotNames := maskString(s)
+			want, wantNames := referenceMask(s)
+			if diff := cmp.Diff(want, got); diff != "" || !slices.Equal(gotNames, wantNames) {
+				t.Errorf("maskString(%q): rules %q, want %q, mismatch (-want +got):\n%s", s, gotNames, wantNames, diff)
+			}
+		}
+		rng := rand.New(rand.NewPCG(seed, 0))
+		token := []byte("ghp_")
+		for range 36 {
+			token = append(token, alnum[rng.IntN(len(alnum))])
+		}
+		p := int(pos % uint(len(s)+1))
+		if out, _ := maskString(s[:p] + string(token) + s[p:]); strings.Contains(out, string(token)) {
+			t.Errorf("token %s survives in %q", token, out)
+		}
+	})
+}
+
+// benchCorpus returns about 1 MB of Gitea-like JSON (issues with prose bodies
+// and commits with SHAs and URLs), deterministically, and its decoded tree.
+func benchCorpus(b *testing.B) ([]byte, any) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields(`the a an to of and in is it for on with this that we should fix bug issue when after before
+		release build test fails error log output config server client request response user repository branch merge
+		commit push pull review comment label milestone token password expired reset update docs “quoted” it’s — naïve
+		日本語 see https://gitea.example.com/o/r/issues/12 #12 @alice CI workflow runner cache migration database schema
+		timeout retry panic stack trace nil pointer dereference version upgrade downgrade`)
+	sha := func() string { return fmt.Sprintf("%016x%016x%08x", rng.Uint64(), rng.Uint64(), rng.Uint32()) }
+	prose := func(n int) string {
+		var sb strings.Builder
+		for i := range n {
+			if i > 0 && i%14 == 0 {
+				sb.WriteString("\r\n")
+			} else if i > 0 {
+				sb.WriteString(" ")
+			}
+			sb.WriteString(words[rng.IntN(len(words))])
+		}
+		return sb.String()
+	}
+	const base = "https://gitea.example.com"
+	user := func() map[string]any {
+		id := rng.IntN(500)
+		login := fmt.Sprintf("user%d", id)
+		return map[string]any{"id": id, "login": login, "full_name": "User " + login, "email": login + "@example.com",
+			"avatar_url": base + "/avatars/" + sha()[:32], "html_url": base + "/" + login, "created": "2024-01-02T03:04:05Z"}
+	}
+	var items []any
+	size := 0
+	for i := 0; size < 1<<20; i++ {
+		var item map[string]any
+		if i%2 == 0 {
+			item = map[string]any{"id": 1000 + i, "number": i, "url": fmt.Sprintf("%s/api/v1/repos/o/r/issues/%d", base, i),
+				"html_url": fmt.Sprintf("%s/o/r/issues/%d", base, i), "title": prose(8), "body": prose(40 + rng.IntN(300)),
+				"user": user(), "labels": []any{map[string]any{"id": 1, "name": "bug", "color": "ee0701"}},
+				"state": "open", "comments": rng.IntN(20), "created_at": "2024-05-06T07:08:09Z", "updated_at": "2024-05-07T07:08:09Z",
+				"assignees": nil, "pull_request": nil, "repository": map[string]any{"id": 7, "name": "r", "owner": "o", "full_name": "o/r"}}
+		} else {
+			s := sha()
+			item = map[string]any{"sha": s, "url": base + "/api/v1/repos/o/r/git/commits/" + s, "html_url": base + "/o/r/commit/" + s,
+				"commit": map[string]any{"message": prose(5+rng.IntN(30)) + "\n\nReviewed-on: " + base + "/o/r/pulls/3",
+					"author": map[string]any{"name": "Alice", "email": "alice@example.com", "date": "2024-05-06T07:08:09Z"},
+					"tree":   map[string]any{"sha": sha(), "url": base + "/api/v1/repos/o/r/git/trees/" + s}},
+				"parents": []any{map[string]any{"sha": sha(), "url": base + "/api/v1/repos/o/r/git/commits/" + s}},
+				"author":  user(), "stats": map[string]any{"total": 12, "additions": 10, "deletions": 2}}
+		}
+		j, _ := json.Marshal(item)
+		size += len(j) + 1
+		items = append(items, item)
+	}
+	raw, err := json.Marshal(items)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw, decodeNumbers(b, string(raw))
+}
+
+func BenchmarkMaskValue(b *testing.B) {
+	raw, v := benchCorpus(b)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		maskValue(v)
+	}
+}
+
+func BenchmarkResultPasses(b *testing.B) {
+	raw, v := benchCorpus(b)
+	r := newRedactor("0123456789abcdef0123456789abcdef01234567", "fedcba9876543210fedcba9876543210fedcba98",
+		"bearer-secret-for-mcp-clients", "gto_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrst")
+	for _, bc := range []struct {
+		name string
+		fn   func()
+	}{
+		{"redact", func() { r.redactValue(v) }},
+		{"strip", func() { stripHiddenValue(v) }},
+		{"all", func() { w, _ := stripHiddenValue(v); maskValue(r.redactValue(w)) }},
+		{"scrub", func() { scrubValue(v, r, true) }},
+		{"maskString", func() { maskString(string(raw)) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				bc.fn()
+			}
+		})
+	}
+}
