@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,9 @@ import (
 // appears in anything the server printed.
 func e2eClient(t *testing.T, g *giteaInstance, login string, env ...string) *client {
 	t.Helper()
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "GITEA_MCP_PROFILE=") }) {
+		env = append(env, "GITEA_MCP_PROFILE=gitea-owner")
+	}
 	c := startClient(t, append([]string{"GITEA_URL=" + g.URL, "GITEA_TOKEN=" + g.Tokens[login]}, env...)...)
 	t.Cleanup(func() {
 		out := c.transcript.String()

@@ -91,6 +91,8 @@ type failure struct {
 	Kind    string   `json:"kind"`
 	Message string   `json:"message"`
 	Rules   []string `json:"rules,omitempty"` // secret_blocked: the rules that matched
+
+	PermissionReport *decision `json:"permission_report,omitempty"` // permission_denied, infra_stop
 }
 
 // maxErrorMessage bounds a Gitea error message in a result.
@@ -156,7 +158,7 @@ func (x *executor) failure(ex *sent, err error, red *redactor) map[string]any {
 	sc := &scrubber{red: red, mask: x.cfg.secretMode != modeOff}
 	msg, _ := sc.text(err.Error(), maxErrorMessage)
 	env := envelope{Request: requestInfo{Method: ex.method, Path: ex.path}, Status: ex.status,
-		Identity: identity{Mode: "token"}, UntrustedContent: untrustedNotice,
+		Identity: x.identity(), UntrustedContent: untrustedNotice,
 		Error: &failure{Status: ex.status, Kind: kind, Message: x.stripBase(msg)}}
 	return envelopeResult(&env)
 }
@@ -171,11 +173,8 @@ func (e *kindError) Error() string { return e.err.Error() }
 
 // newEnvelope fills the fields every result shares.
 func (x *executor) newEnvelope(ctx context.Context, op *operation, ex *sent) *envelope {
-	var login *string
-	if l := x.whoami(ctx); l != "" {
-		login = &l
-	}
-	return &envelope{Identity: identity{Login: login, Mode: "token"},
+	x.whoami(ctx)
+	return &envelope{Identity: x.identity(),
 		Request: requestInfo{Method: ex.method, Path: ex.path, Operation: op.ID}, Status: ex.status,
 		UntrustedContent: untrustedNotice}
 }

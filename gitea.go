@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -40,22 +41,34 @@ type executor struct {
 	client *http.Client
 	routes func() *routeTable // built on first use
 
-	idMu  sync.Mutex
-	login string // verified login, cached
+	profiles *profileConfig
+	audit    *auditLog
+	srcDir   string // the checkout the server runs from, for infraCheck; "" if none
+
+	mu    sync.Mutex
+	prof  *profile // active profile; nil: reads only
+	token string   // the active profile's token
+	login string   // the token's login, verified through Gitea; "" until then
 }
 
-func newExecutor(cfg *config, cat *catalog) *executor {
-	routes := sync.OnceValue(func() *routeTable {
+// active returns the active profile and its token.
+func (x *executor) active() (*profile, string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.prof, x.token
+}
+
+// setCatalog gives the executor the operations it resolves; the route table is
+// built on first use.
+func (x *executor) setCatalog(cat *catalog) {
+	x.cat = cat
+	x.routes = sync.OnceValue(func() *routeTable {
 		specs := make([]routeSpec, len(cat.ops))
 		for i, op := range cat.ops {
 			specs[i] = op.routeSpec()
 		}
 		return newRouteTable(specs)
 	})
-	return &executor{cfg: cfg, cat: cat, routes: routes,
-		client: &http.Client{Timeout: cfg.timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse // a redirect is reported, never followed
-		}}}
 }
 
 // sent is one HTTP exchange with Gitea, as the result pipeline sees it.
@@ -86,7 +99,8 @@ func (x *executor) run(ctx context.Context, r *request) map[string]any {
 	if x.cfg.url == nil {
 		return errorResult("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
 	}
-	if x.cfg.token == "" {
+	prof, token := x.active()
+	if token == "" {
 		return errorResult("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
 	}
 	op, pathParams, query, body, err := x.resolve(r)
@@ -101,12 +115,104 @@ func (x *executor) run(ctx context.Context, r *request) map[string]any {
 	if err != nil {
 		return errorResult("invalid_request", err.Error())
 	}
-	red := newRedactor(append(append([]string{x.cfg.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
+	red := newRedactor(append(append([]string{token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
+	args := r.args
+	if r.raw {
+		args = map[string]any{"body": r.body}
+	}
+	d := x.check(ctx, prof, r.tool, op, args, pathParams)
+	if !d.Allowed {
+		x.record(d, prof, op.Method, p, 0)
+		env := &envelope{Identity: x.identity(), Request: requestInfo{Method: op.Method, Path: p, Operation: op.ID},
+			UntrustedContent: untrustedNotice, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
+		return envelopeResult(env)
+	}
 	ex, err := x.send(ctx, op, p, query, body)
+	if d.RequiredPermission != permRead {
+		x.record(d, prof, op.Method, p, ex.status)
+	}
 	if err != nil {
 		return x.failure(ex, err, red)
 	}
 	return x.result(ctx, op, ex, red)
+}
+
+// check takes the policy decision for one call before anything is sent: the
+// profile's permissions and repositories, a verified identity for every
+// mutation, the runtime isolation check, and the checks that need Gitea's
+// live state (who authored the pull request being approved or merged; whether
+// the issue being closed is a pull request).
+func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
+	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
+	login := ""
+	if perm, _ := resolvePermission(info, args); perm != permRead {
+		if err := infraCheck(x.cfg.profileFile, x.srcDir); err != nil {
+			d := decide(prof, "", tool, info, args, params)
+			d.Allowed, d.Reason, d.Infra = false, err.Error(), true
+			return d
+		}
+		login = x.whoami(ctx)
+	}
+	d := decide(prof, login, tool, info, args, params)
+	if !d.Allowed || d.RequiredPermission == permRead {
+		return d
+	}
+	switch d.RequiredPermission {
+	case permApprove, permMerge:
+		var pr struct {
+			User struct{ Login string } `json:"user"`
+		}
+		x.live(ctx, "repoGetPullRequest", params, &pr)
+		if denied, why := selfActionDenied(d.RequiredPermission, login, pr.User.Login); denied {
+			d.Allowed, d.Reason = false, why
+		}
+	case "gitea.issue.close":
+		var issue struct {
+			PullRequest any `json:"pull_request"`
+		}
+		if !x.live(ctx, "issueGetIssue", params, &issue) {
+			d.Allowed, d.Reason = false, "cannot read the issue to tell whether it is a pull request; refusing to close it"
+		} else if issue.PullRequest != nil {
+			d.RequiredPermission = "gitea.pr.close"
+			d.Allowed, d.Reason = prof.allows("gitea.pr.close")
+		}
+	}
+	return d
+}
+
+// live reads the current state of an object from Gitea for a policy check,
+// with the path parameters of the call being checked. It reports success.
+func (x *executor) live(ctx context.Context, opID string, params map[string]string, v any) bool {
+	op, ok := x.cat.byID[opID]
+	if !ok {
+		return false
+	}
+	p, err := x.routes().expand(op.routeSpec(), params)
+	if err != nil {
+		return false
+	}
+	ex, err := x.send(ctx, op, p, nil, nil)
+	return err == nil && ex.status == http.StatusOK && json.Unmarshal(ex.body, v) == nil
+}
+
+// record appends one mutation attempt to the audit log. A failure to write
+// it is reported on stderr; the log is then closed to further writes.
+func (x *executor) record(d decision, prof *profile, method, path string, status int) {
+	if err := x.audit.record(auditEntryFor(d, prof, "", method, path, status)); err != nil {
+		fmt.Fprintf(os.Stderr, "giteamcp: audit log: %v\n", err)
+	}
+}
+
+// identity is the envelope's identity of the active token.
+func (x *executor) identity() identity {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	id := identity{Mode: "token"}
+	if x.login != "" {
+		login := x.login
+		id.Login = &login
+	}
+	return id
 }
 
 // resolve finds the operation of a request and splits its arguments into
@@ -234,7 +340,8 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 	if err != nil {
 		return ex, err
 	}
-	req.Header.Set("Authorization", "token "+x.cfg.token)
+	_, token := x.active()
+	req.Header.Set("Authorization", "token "+token)
 	req.Header.Set("Accept", "application/json")
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -267,26 +374,25 @@ func tooLarge(limit int) error {
 	return &kindError{"payload_too_large", fmt.Errorf("answer larger than %d bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", limit)}
 }
 
-// whoami returns the verified login of the token, asking Gitea once.
+// whoami returns the login of the active token, verified through Gitea once
+// and cached until the profile changes; "" when Gitea cannot tell.
 func (x *executor) whoami(ctx context.Context) string {
-	x.idMu.Lock()
-	defer x.idMu.Unlock()
-	if x.login != "" {
-		return x.login
-	}
-	op, ok := x.cat.byID["userGetCurrent"]
-	if !ok {
-		return ""
-	}
-	ex, err := x.send(ctx, op, "/user", nil, nil)
-	if err != nil || ex.status != http.StatusOK {
-		return ""
+	x.mu.Lock()
+	login, token := x.login, x.token
+	x.mu.Unlock()
+	if login != "" {
+		return login
 	}
 	var u struct {
 		Login string `json:"login"`
 	}
-	if json.Unmarshal(ex.body, &u) == nil {
+	if !x.live(ctx, "userGetCurrent", nil, &u) || u.Login == "" {
+		return ""
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.token == token { // the profile did not change meanwhile
 		x.login = u.Login
 	}
-	return x.login
+	return u.Login
 }

@@ -44,6 +44,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,11 +103,14 @@ func fatal(err error) {
 type config struct {
 	url     *url.URL // nil when GITEA_URL is unset
 	apiBase string   // url + "/api/v1", no trailing slash
-	token   string
-	openapi string
-	tools   string
-	off     string
-	timeout time.Duration
+
+	profileName string // GITEA_MCP_PROFILE
+	profileFile string // GITEA_MCP_CONFIG
+	auditPath   string // GITEA_AUDIT_LOG
+	openapi     string
+	tools       string
+	off         string
+	timeout     time.Duration
 
 	secrets         []string // exact values redacted from every result
 	secretMode      secretMode
@@ -122,7 +126,7 @@ const maxReadBytes = 8 << 20
 
 // loadConfig reads and checks the configuration.
 func loadConfig(getenv func(string) string) (*config, error) {
-	c := &config{token: getenv("GITEA_TOKEN"), openapi: getenv("GITEA_OPENAPI"), tools: getenv("GITEA_MCP_TOOLS"),
+	c := &config{profileName: getenv("GITEA_MCP_PROFILE"), profileFile: getenv("GITEA_MCP_CONFIG"), auditPath: getenv("GITEA_AUDIT_LOG"), openapi: getenv("GITEA_OPENAPI"), tools: getenv("GITEA_MCP_TOOLS"),
 		off: getenv("DISABLED_TOOLS"), timeout: 30 * time.Second, revealEndpoints: getenv("GITEA_MCP_REVEAL_ENDPOINTS") == "1"}
 	for _, name := range []string{"GITEA_TOKEN", "MCP_BEARER_TOKEN", "GITEA_OAUTH_CLIENT_SECRET"} {
 		if v := getenv(name); v != "" {
@@ -161,9 +165,6 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		c.url = u
 		c.apiBase = strings.TrimSuffix(u.String(), "/") + "/api/v1"
 	}
-	if strings.ContainsAny(c.token, " \t\r\n") {
-		return nil, errors.New("GITEA_TOKEN contains white space")
-	}
 	if v := getenv("GITEA_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -179,21 +180,55 @@ func loadConfig(getenv func(string) string) (*config, error) {
 // initialize never waits for the OpenAPI document.
 type server struct {
 	cfg     *config
+	getenv  func(string) string
 	ready   chan struct{} // closed once cat and exec are set, or loadErr
 	cat     *catalog
 	exec    *executor
 	loadErr error
 }
 
-// newServer reads the configuration and starts building the catalog.
+// newServer reads the configuration, checks the runtime isolation, selects
+// the execution profile, opens the audit log and starts building the catalog.
 func newServer(getenv func(string) string) (*server, error) {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, ready: make(chan struct{})}
+	x := &executor{cfg: cfg, srcDir: sourceDir(), client: &http.Client{Timeout: cfg.timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}} // redirects are reported, never followed
+	if cfg.profileFile != "" {
+		if x.profiles, err = loadProfiles(cfg.profileFile); err != nil {
+			return nil, err
+		}
+	}
+	if err := infraCheck(cfg.profileFile, x.srcDir); err != nil {
+		return nil, err
+	}
+	if x.prof, x.token, err = selectProfile(x.profiles, cfg.profileName, getenv); err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(x.token, " \t\r\n") {
+		return nil, errors.New("the Gitea token contains white space")
+	}
+	if x.audit, err = openAudit(cfg.auditPath); err != nil {
+		return nil, fmt.Errorf("GITEA_AUDIT_LOG: %w", err)
+	}
+	s := &server{cfg: cfg, getenv: getenv, exec: x, ready: make(chan struct{})}
 	go s.load()
 	return s, nil
+}
+
+// sourceDir returns the working directory when it is a checkout of this
+// server (go run .), whose state infraCheck watches; "" otherwise.
+func sourceDir() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.HasPrefix(string(mod), "module giteamcp\n") {
+		return ""
+	}
+	return dir
 }
 
 // load reads the OpenAPI document and builds the catalog and executor.
@@ -210,7 +245,7 @@ func (s *server) load() {
 		return
 	}
 	if s.cat, s.loadErr = newCatalog(ops, s.cfg.tools, s.cfg.off); s.loadErr == nil {
-		s.exec = newExecutor(s.cfg, s.cat)
+		s.exec.setCatalog(s.cat)
 	}
 }
 

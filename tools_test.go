@@ -95,9 +95,12 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]string{"GITEA_URL": "ftp://x"}, `GITEA_URL "ftp://x": want http(s)://host[:port][/path]`},
 		{map[string]string{"GITEA_URL": "https://user:pw@x"}, `GITEA_URL: must not carry credentials`},
 		{map[string]string{"GITEA_TIMEOUT": "soon"}, `GITEA_TIMEOUT "soon": want a positive duration such as 30s`},
-		{map[string]string{"GITEA_TOKEN": "abc def"}, `GITEA_TOKEN contains white space`},
+		{map[string]string{"GITEA_TOKEN": "abc def"}, `the Gitea token contains white space`},
+		{map[string]string{"GITEA_MCP_PROFILE": "gitea-nobody"}, `unknown profile "gitea-nobody" (GITEA_MCP_PROFILE); known: gitea-issue-manager, gitea-author, gitea-reviewer, gitea-merger, prgs-reconciler, gitea-owner`},
+		{map[string]string{"GITEA_MCP_PROFILE": "gitea-merger"}, `profile "gitea-merger": no token: environment variable GITEA_TOKEN (its token_source_name) is empty or unset`},
+		{map[string]string{"GITEA_MCP_CONFIG": "/no/such/profiles.json"}, `GITEA_MCP_CONFIG: open /no/such/profiles.json: no such file or directory`},
 	} {
-		_, err := loadConfig(func(k string) string { return tc.env[k] })
+		_, err := newServer(func(k string) string { return tc.env[k] })
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%v: error %v, want %q", tc.env, err, tc.want)
 		}

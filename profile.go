@@ -1,0 +1,806 @@
+package main
+
+// Execution profiles (docs: gitea-execution-profiles.md): a profile names the
+// canonical Gitea operations a task may perform. This file holds the pure
+// policy: the operation table, name normalization, profile loading and the
+// per-call decision. Identity verification and HTTP stay with the executor.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Canonical operations used by the code itself.
+const (
+	permRead     = "gitea.read"
+	permApprove  = "gitea.pr.approve"
+	permMerge    = "gitea.pr.merge"
+	defaultToken = "GITEA_TOKEN"
+)
+
+// canonicalOps lists every canonical Gitea operation with the one line README.md shows for it.
+// gitea-owner is allowed all of them; there is no wildcard spelling (`gitea.*` is unknown).
+var canonicalOps = []struct{ name, doc string }{
+	{"gitea.read", "every GET request: repositories, issues, pull requests, files, identity"},
+	{"gitea.query", "read-only requests sent as POST: render markdown or markup, bulk file contents"},
+	{"gitea.issue.create", "open an issue"},
+	{"gitea.issue.comment", "comment on an issue or pull request thread; edit or delete comments and their attachments; reactions"},
+	{"gitea.issue.label", "add, replace, remove or clear the labels of an issue or pull request"},
+	{"gitea.issue.close", "close an issue (issueEditIssue with state \"closed\")"},
+	{"gitea.issue.edit", "edit an issue (title, body, assignees, milestone, reopen), its deadline, attachments, dependencies, blocks, lock, pin, subscriptions, tracked time"},
+	{"gitea.issue.delete", "delete an issue"},
+	{"gitea.issue.manage", "create, edit or delete the labels and milestones of a repository"},
+	{"gitea.pr.create", "open a pull request; edit one (title, body, base, reopen); request or unrequest reviewers"},
+	{"gitea.pr.comment", "review with event COMMENT; resolve or unresolve review comments"},
+	{"gitea.pr.review", "start a pending review (event PENDING or none); delete a review"},
+	{"gitea.pr.approve", "review with event APPROVED"},
+	{"gitea.pr.request_changes", "review with event REQUEST_CHANGES"},
+	{"gitea.pr.merge", "merge a pull request; cancel a scheduled auto-merge"},
+	{"gitea.pr.close", "close a pull request (repoEditPullRequest with state \"closed\"); no alias, granted deliberately"},
+	{"gitea.branch.create", "create a branch"},
+	{"gitea.branch.push", "move an existing branch: set it to a commit, update a pull request head from its base, sync a fork"},
+	{"gitea.branch.delete", "delete or rename a branch"},
+	{"gitea.repo.commit", "commit through the contents API: create, update, delete or change files, apply a diff patch"},
+	{"gitea.repo.create", "create, fork, generate or migrate a repository"},
+	{"gitea.repo.admin", "repository settings: edit, delete, transfer, avatar, topics, collaborators, teams, deploy key deletion, branch and tag protections, push mirrors, review dismissal"},
+	{"gitea.repo.status", "set a commit status (can satisfy required status checks)"},
+	{"gitea.release.write", "create, edit or delete releases, release attachments and tags"},
+	{"gitea.wiki.write", "create, edit or delete wiki pages"},
+	{"gitea.webhook.write", "create, edit, delete or test repository, organization and user webhooks"},
+	{"gitea.actions.write", "Actions: secrets, variables, runners, workflow dispatch, enable and disable, reruns, run and artifact deletion"},
+	{"gitea.package.write", "delete, link or unlink packages"},
+	{"gitea.org.admin", "organizations and teams: create, edit, delete, rename, avatar, members, blocks, labels, team members and repositories"},
+	{"gitea.user.settings", "the caller's account: settings, avatar, emails, GPG keys, key, token and OAuth2 app deletion, blocks, follows, stars, watches, notification read marks"},
+	{"gitea.token.create", "mint a credential: access tokens, OAuth2 applications, runner registration tokens, user SSH keys, deploy keys"},
+	{"gitea.admin.user", "site administration of users: create, edit, delete, rename, their keys, badges, organizations, repositories"},
+	{"gitea.admin.system", "site administration: cron tasks, system webhooks, unadopted repositories, instance runners, repository git hooks (server-side scripts)"},
+}
+
+// isCanonical is the set of canonicalOps names.
+var isCanonical = func() map[string]bool {
+	m := make(map[string]bool, len(canonicalOps))
+	for _, op := range canonicalOps {
+		m[op.name] = true
+	}
+	return m
+}()
+
+// operationAliases is the document's table of legacy spellings; nothing else is accepted unqualified.
+var operationAliases = map[string]string{
+	"read":            "gitea.read",
+	"review":          "gitea.pr.review",
+	"comment":         "gitea.pr.comment",
+	"approve":         "gitea.pr.approve",
+	"request_changes": "gitea.pr.request_changes",
+	"merge":           "gitea.pr.merge",
+	"pr.create":       "gitea.pr.create",
+	"branch.push":     "gitea.branch.push",
+	"branch":          "gitea.branch.create",
+	"commit":          "gitea.repo.commit",
+	"push":            "gitea.branch.push",
+	"open_pr":         "gitea.pr.create",
+}
+
+// opInfo identifies one operation of Gitea's OpenAPI document.
+type opInfo struct {
+	ID     string // operationId, e.g. repoMergePullRequest
+	Method string // upper-case HTTP method
+	Route  string // route template under /api/v1, e.g. /repos/{owner}/{repo}/pulls/{index}/merge
+}
+
+// permRule maps operations to the canonical operation they require. The first
+// matching rule wins. A rule matches when its method (if set) matches and the
+// operationId is in ids or the route contains one of routes ("^" anchors a
+// fragment at the start); a rule with neither matches every route.
+type permRule struct {
+	perm     string
+	method   string
+	ids      []string
+	routes   []string
+	examples []string // operationIds this rule must map (TestPermRules)
+}
+
+// permRules covers every operation of Gitea 1.26.0's OpenAPI document (TestPermRulesCoverDocument).
+// An operation no rule matches requires nothing that can be granted: it is denied.
+var permRules = []permRule{
+	{perm: "gitea.read", method: "GET", examples: []string{"repoGetPullRequest", "userGetCurrent", "adminGetAllOrgs"}},
+	{perm: "gitea.query", ids: []string{"renderMarkdown", "renderMarkdownRaw", "renderMarkup", "repoGetFileContentsPost"},
+		examples: []string{"renderMarkup", "repoGetFileContentsPost"}},
+	{perm: "gitea.admin.system", routes: []string{"/hooks/git/"}, examples: []string{"repoEditGitHook", "repoDeleteGitHook"}},
+	{perm: "gitea.admin.user", routes: []string{"^/admin/users"}, examples: []string{"adminCreateUser", "adminCreatePublicKey", "adminCreateRepo", "adminRenameUser"}},
+	{perm: "gitea.admin.system", routes: []string{"^/admin/"},
+		examples: []string{"adminCronRun", "adminCreateHook", "adminCreateRunnerRegistrationToken", "adminAdoptRepository", "deleteAdminRunner"}},
+	{perm: "gitea.token.create", routes: []string{"/registration-token"},
+		ids:      []string{"userCreateToken", "userCreateOAuth2Application", "userUpdateOAuth2Application", "userCurrentPostKey", "repoCreateKey"},
+		examples: []string{"userCreateToken", "repoCreateRunnerRegistrationToken", "orgCreateRunnerRegistrationToken", "userUpdateOAuth2Application", "repoCreateKey"}},
+	{perm: "gitea.webhook.write", routes: []string{"/hooks"}, examples: []string{"repoCreateHook", "repoTestHook", "orgEditHook", "userDeleteHook"}},
+	{perm: "gitea.actions.write", routes: []string{"/actions/"},
+		examples: []string{"updateRepoSecret", "ActionsDispatchWorkflow", "rerunWorkflowJob", "deleteArtifact", "createOrgVariable", "deleteUserRunner"}},
+	{perm: "gitea.pr.merge", routes: []string{"/pulls/{index}/merge"}, examples: []string{"repoMergePullRequest", "repoCancelScheduledAutoMerge"}},
+	{perm: "gitea.pr.create", ids: []string{"repoCreatePullRequest"}, routes: []string{"/requested_reviewers"},
+		examples: []string{"repoCreatePullRequest", "repoCreatePullReviewRequests", "repoDeletePullReviewRequests"}},
+	{perm: "gitea.pr.comment", routes: []string{"/pulls/comments/"}, examples: []string{"repoResolvePullReviewComment", "repoUnresolvePullReviewComment"}},
+	{perm: "gitea.pr.review", ids: []string{"repoDeletePullReview"}, examples: []string{"repoDeletePullReview"}},
+	{perm: "gitea.branch.push", ids: []string{"repoUpdatePullRequest", "repoUpdateBranch", "repoMergeUpstream"},
+		examples: []string{"repoUpdatePullRequest", "repoUpdateBranch", "repoMergeUpstream"}},
+	{perm: "gitea.issue.create", ids: []string{"issueCreateIssue"}, examples: []string{"issueCreateIssue"}},
+	{perm: "gitea.issue.delete", ids: []string{"issueDelete"}, examples: []string{"issueDelete"}},
+	{perm: "gitea.issue.comment", routes: []string{"/comments", "/reactions"},
+		examples: []string{"issueCreateComment", "issueEditComment", "issueDeleteCommentDeprecated", "issueCreateIssueCommentAttachment", "issuePostCommentReaction", "issuePostIssueReaction"}},
+	{perm: "gitea.issue.label", routes: []string{"/issues/{index}/labels"}, examples: []string{"issueAddLabel", "issueReplaceLabels", "issueClearLabels", "issueRemoveLabel"}},
+	{perm: "gitea.issue.manage", routes: []string{"^/repos/{owner}/{repo}/labels", "^/repos/{owner}/{repo}/milestones"},
+		examples: []string{"issueCreateLabel", "issueDeleteLabel", "issueCreateMilestone", "issueEditMilestone"}},
+	{perm: "gitea.issue.edit", routes: []string{"/issues/{index}/"},
+		examples: []string{"issueEditIssueDeadline", "issueCreateIssueAttachment", "issueCreateIssueDependencies", "issueLockIssue", "pinIssue", "issueAddSubscription", "issueAddTime", "issueStartStopWatch"}},
+	{perm: "gitea.branch.create", ids: []string{"repoCreateBranch"}, examples: []string{"repoCreateBranch"}},
+	{perm: "gitea.branch.delete", ids: []string{"repoDeleteBranch", "repoRenameBranch"}, examples: []string{"repoDeleteBranch", "repoRenameBranch"}},
+	{perm: "gitea.repo.commit", ids: []string{"repoCreateFile", "repoUpdateFile", "repoDeleteFile", "repoChangeFiles", "repoApplyDiffPatch"},
+		examples: []string{"repoCreateFile", "repoUpdateFile", "repoDeleteFile", "repoChangeFiles", "repoApplyDiffPatch"}},
+	{perm: "gitea.release.write", routes: []string{"/releases", "/tags"},
+		examples: []string{"repoCreateRelease", "repoDeleteReleaseByTag", "repoEditReleaseAttachment", "repoCreateTag", "repoDeleteTag"}},
+	{perm: "gitea.repo.status", routes: []string{"/statuses/"}, examples: []string{"repoCreateStatus"}},
+	{perm: "gitea.wiki.write", routes: []string{"/wiki/"}, examples: []string{"repoCreateWikiPage", "repoEditWikiPage", "repoDeleteWikiPage"}},
+	{perm: "gitea.repo.create", ids: []string{"createCurrentUserRepo", "createOrgRepo", "createOrgRepoDeprecated", "repoMigrate", "generateRepo", "createFork"},
+		examples: []string{"createCurrentUserRepo", "createOrgRepo", "createOrgRepoDeprecated", "repoMigrate", "generateRepo", "createFork"}},
+	{perm: "gitea.package.write", routes: []string{"^/packages/"}, examples: []string{"deletePackage", "linkPackage", "unlinkPackage"}},
+	{perm: "gitea.user.settings", routes: []string{"^/user/", "/notifications", "/subscription"}, ids: []string{"userDeleteAccessToken"},
+		examples: []string{"updateUserSettings", "userAddEmail", "userCurrentDeleteKey", "userCurrentPutStar", "userDeleteOAuth2Application", "notifyReadList", "notifyReadRepoList", "userCurrentPutSubscription", "userDeleteAccessToken"}},
+	{perm: "gitea.org.admin", routes: []string{"^/orgs", "^/teams/"},
+		examples: []string{"orgCreate", "orgDelete", "orgEditLabel", "orgCreateTeam", "orgAddTeamMember", "orgAddTeamRepository", "organizationBlockUser"}},
+	{perm: "gitea.repo.admin", routes: []string{"/branch_protections", "/tag_protections", "/collaborators/", "/topics", "/push_mirrors", "/teams/", "/transfer", "/keys/", "/avatar", "/dismissals", "/undismissals"},
+		ids:      []string{"repoEdit", "repoDelete", "repoMirrorSync"},
+		examples: []string{"repoEdit", "repoDelete", "repoMirrorSync", "repoTransfer", "acceptRepoTransfer", "repoCreateBranchProtection", "repoAddCollaborator", "repoUpdateTopics", "repoAddPushMirror", "repoAddTeam", "repoDeleteKey", "repoUpdateAvatar", "repoDismissPullReview", "repoUnDismissPullReview"}},
+}
+
+// matches reports whether rule r applies to op.
+func (r *permRule) matches(op opInfo) bool {
+	if r.method != "" && r.method != op.Method {
+		return false
+	}
+	if len(r.ids) == 0 && len(r.routes) == 0 {
+		return true
+	}
+	if slices.Contains(r.ids, op.ID) {
+		return true
+	}
+	for _, frag := range r.routes {
+		if anchored, ok := strings.CutPrefix(frag, "^"); ok && strings.HasPrefix(op.Route, anchored) ||
+			!ok && strings.Contains(op.Route, frag) {
+			return true
+		}
+	}
+	return false
+}
+
+// argRule picks the permission of an operation from one request body field.
+// values maps each accepted value ("" = absent or null) to the permission it
+// requires; any other value, or a value that is not a string, is denied.
+type argRule struct {
+	ids      []string
+	field    string
+	values   map[string]string
+	examples []argExample // checked by TestArgRules
+}
+
+// argExample is one request body and the permission it must require ("" = denied).
+type argExample struct {
+	args map[string]any
+	want string
+}
+
+// argRules run before permRules for the operations they name.
+var argRules = []argRule{
+	{ids: []string{"repoEditPullRequest"}, field: "state",
+		values: map[string]string{"closed": "gitea.pr.close", "open": "gitea.pr.create", "": "gitea.pr.create"},
+		examples: []argExample{
+			{map[string]any{"state": "closed"}, "gitea.pr.close"},
+			{map[string]any{"body": map[string]any{"state": "closed"}}, "gitea.pr.close"},
+			{map[string]any{"title": "t", "body": "closed"}, "gitea.pr.create"},
+			{map[string]any{"state": "open"}, "gitea.pr.create"},
+			{map[string]any{"state": nil}, "gitea.pr.create"},
+			{map[string]any{"state": "Closed"}, ""},
+			{map[string]any{"state": true}, ""},
+			{map[string]any{"state": "open", "body": map[string]any{"state": "closed"}}, ""},
+		}},
+	{ids: []string{"issueEditIssue"}, field: "state",
+		values: map[string]string{"closed": "gitea.issue.close", "open": "gitea.issue.edit", "": "gitea.issue.edit"},
+		examples: []argExample{
+			{map[string]any{"state": "closed"}, "gitea.issue.close"},
+			{map[string]any{"title": "t"}, "gitea.issue.edit"},
+			{map[string]any{"body": map[string]any{"state": "open"}}, "gitea.issue.edit"},
+			{map[string]any{"state": "done"}, ""},
+		}},
+	{ids: []string{"repoCreatePullReview", "repoSubmitPullReview"}, field: "event",
+		values: map[string]string{"APPROVED": "gitea.pr.approve", "REQUEST_CHANGES": "gitea.pr.request_changes",
+			"COMMENT": "gitea.pr.comment", "PENDING": "gitea.pr.review", "": "gitea.pr.review"},
+		examples: []argExample{
+			{map[string]any{"event": "APPROVED"}, "gitea.pr.approve"},
+			{map[string]any{"body": map[string]any{"event": "REQUEST_CHANGES"}}, "gitea.pr.request_changes"},
+			{map[string]any{"event": "COMMENT", "body": "looks fine"}, "gitea.pr.comment"},
+			{map[string]any{"event": "PENDING"}, "gitea.pr.review"},
+			{nil, "gitea.pr.review"},
+			{map[string]any{"event": "approved"}, ""},
+			{map[string]any{"event": "REQUEST_REVIEW"}, ""},
+			{map[string]any{"event": 1}, ""},
+		}},
+}
+
+// bodyField returns a request body field from args: from args["body"] when that
+// is an object, else from args itself. A field given in both places, or a value
+// that is neither a string nor null, makes ok false.
+func bodyField(args map[string]any, name string) (value string, ok bool) {
+	v, found := args[name]
+	if body, isObj := args["body"].(map[string]any); isObj {
+		if bv, inBody := body[name]; inBody {
+			if found {
+				return "", false // given twice: ambiguous
+			}
+			v = bv
+		}
+	}
+	switch v := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return v, true
+	}
+	return "", false
+}
+
+// resolvePermission returns the canonical operation op requires with args, or
+// "" and the reason it cannot be determined.
+func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
+	for i := range argRules {
+		r := &argRules[i]
+		if !slices.Contains(r.ids, op.ID) {
+			continue
+		}
+		v, ok := bodyField(args, r.field)
+		if perm, known := r.values[v]; ok && known {
+			return perm, ""
+		}
+		return "", fmt.Sprintf("%s: %s must be one of %s, given once as a string; nothing was sent", op.ID, r.field, strings.Join(sortedKeys(r.values), ", "))
+	}
+	for i := range permRules {
+		if permRules[i].matches(op) {
+			return permRules[i].perm, ""
+		}
+	}
+	return "", fmt.Sprintf("%s %s (%s) maps to no canonical operation; it is denied", op.Method, op.Route, op.ID)
+}
+
+// requiredPermission returns the canonical operation op requires with args, "" when none can be granted.
+func requiredPermission(op opInfo, args map[string]any) string {
+	perm, _ := resolvePermission(op, args)
+	return perm
+}
+
+// sortedKeys returns the non-empty keys of m, sorted.
+func sortedKeys(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// knownGiteaAreas are the first segments of canonical names; a dotted name
+// starting with one of them is ambiguous rather than cross-service.
+var knownGiteaAreas = func() map[string]bool {
+	m := map[string]bool{}
+	for _, op := range canonicalOps {
+		if parts := strings.Split(op.name, "."); len(parts) == 3 {
+			m[parts[1]] = true
+		}
+	}
+	return m
+}()
+
+// normalizeOperation returns the canonical name of operation name for service.
+// For gitea it accepts canonical names and the alias table only. For another
+// service a single word is namespaced (read -> jenkins.read) and names already
+// prefixed with the service pass through; Gitea aliases never apply there.
+func normalizeOperation(service, name string) (string, error) {
+	if !validWord(service, "-") {
+		return "", fmt.Errorf("operation %q: invalid service %q", name, service)
+	}
+	if service == "gitea" && isCanonical[name] {
+		return name, nil
+	}
+	first, _, dotted := strings.Cut(name, ".")
+	switch {
+	case !validWord(name, ".") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, "."):
+		return "", fmt.Errorf("operation %q: not an operation name", name)
+	case service == "gitea" && operationAliases[name] != "":
+		return operationAliases[name], nil
+	case first == service && dotted:
+		if service == "gitea" && !isCanonical[name] {
+			return "", fmt.Errorf("operation %q: unknown gitea operation", name)
+		}
+		return name, nil
+	case !dotted && service == "gitea":
+		return "", fmt.Errorf("operation %q: unknown gitea operation (not in the alias table)", name)
+	case !dotted:
+		return service + "." + name, nil
+	case service == "gitea" && knownGiteaAreas[first] || service != "gitea" && first != "gitea":
+		return "", fmt.Errorf("operation %q: ambiguous; spell it %s.%s or use an alias", name, service, name)
+	}
+	return "", fmt.Errorf("operation %q: belongs to service %q, not %q", name, first, service)
+}
+
+// validWord reports whether s is non-empty and made of a-z, 0-9, _ and the bytes in extra.
+func validWord(s, extra string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// profile is one execution profile, as written in the profile file.
+type profile struct {
+	Name                  string   `json:"profile_name"`
+	AuthenticatedUsername string   `json:"authenticated_username"` // verified against gitea_whoami; empty accepts any verified login
+	AllowedOperations     []string `json:"allowed_operations"`
+	ForbiddenOperations   []string `json:"forbidden_operations"`
+	TokenSourceName       string   `json:"token_source_name"` // environment variable holding the token; never the token
+	AuditLabel            string   `json:"audit_label"`
+	CanApprovePRs         bool     `json:"can_approve_prs"`
+	CanMergePRs           bool     `json:"can_merge_prs"`
+	CanPushBranches       bool     `json:"can_push_branches"`
+	CanMutateIssues       bool     `json:"can_mutate_issues"`
+	CanAuthorImplPRs      bool     `json:"can_author_impl_prs"`
+	Repositories          []string `json:"repositories"` // owner/name globs with *; absent = any repository
+
+	allowed, forbidden map[string]bool // normalized by compile
+	badForbidden       string          // first forbidden entry that cannot be normalized: denies everything
+	repoPats           [][2]string     // lower-case owner and name globs; nil = unrestricted
+}
+
+// boolGates lists, for each capability boolean, the operations it must be true to grant.
+// A profile granting one of them with the boolean false is rejected at load.
+var boolGates = []struct {
+	field string
+	get   func(*profile) bool
+	ops   []string
+}{
+	{"can_approve_prs", func(p *profile) bool { return p.CanApprovePRs }, []string{"gitea.pr.approve"}},
+	{"can_merge_prs", func(p *profile) bool { return p.CanMergePRs }, []string{"gitea.pr.merge"}},
+	{"can_push_branches", func(p *profile) bool { return p.CanPushBranches },
+		[]string{"gitea.branch.push", "gitea.branch.create", "gitea.branch.delete", "gitea.repo.commit"}},
+	{"can_mutate_issues", func(p *profile) bool { return p.CanMutateIssues },
+		[]string{"gitea.issue.create", "gitea.issue.label", "gitea.issue.close", "gitea.issue.edit", "gitea.issue.delete", "gitea.issue.manage"}},
+	{"can_author_impl_prs", func(p *profile) bool { return p.CanAuthorImplPRs }, []string{"gitea.pr.create"}},
+}
+
+// compile validates p and normalizes its operations and repositories.
+func (p *profile) compile() error {
+	if !validWord(p.Name, "-.") {
+		return fmt.Errorf("profile %q: profile_name must be lower-case letters, digits, '-', '.', '_'", p.Name)
+	}
+	if p.TokenSourceName == "" {
+		p.TokenSourceName = defaultToken
+	}
+	if !envName(p.TokenSourceName) { // never echo the value: it might be a pasted token
+		return fmt.Errorf("profile %q: token_source_name must name an environment variable (A-Z, 0-9, _)", p.Name)
+	}
+	if p.AuditLabel == "" {
+		p.AuditLabel = p.Name
+	}
+	p.allowed, p.forbidden = map[string]bool{}, map[string]bool{}
+	for _, name := range p.AllowedOperations {
+		if op, err := normalizeOperation("gitea", name); err == nil { // else it grants nothing
+			p.allowed[op] = true
+		}
+	}
+	for _, name := range p.ForbiddenOperations {
+		if op, err := normalizeOperation("gitea", name); err == nil {
+			p.forbidden[op] = true
+		} else if p.badForbidden == "" {
+			p.badForbidden = name
+		}
+	}
+	for _, g := range boolGates {
+		for _, op := range g.ops {
+			if p.grants(op) && !g.get(p) {
+				return fmt.Errorf("profile %q: allowed_operations grants %s but %s is false", p.Name, op, g.field)
+			}
+		}
+	}
+	p.repoPats = nil
+	if p.Repositories != nil {
+		p.repoPats = [][2]string{}
+	}
+	for _, r := range p.Repositories {
+		owner, name, ok := strings.Cut(strings.ToLower(r), "/")
+		if !ok || !validWord(owner, "-.*") || !validWord(name, "-.*") {
+			return fmt.Errorf("profile %q: repository %q must be owner/name (letters, digits, '-', '.', '_', '*')", p.Name, r)
+		}
+		p.repoPats = append(p.repoPats, [2]string{owner, name})
+	}
+	return nil
+}
+
+// envName reports whether s looks like an environment variable name: [A-Z_][A-Z0-9_]*.
+func envName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// grants reports whether p grants the canonical operation op.
+func (p *profile) grants(op string) bool {
+	return p.badForbidden == "" && !p.forbidden[op] && p.allowed[op]
+}
+
+// warnings lists the allowed entries of p that cannot be normalized and so grant nothing.
+func (p *profile) warnings() []string {
+	var w []string
+	for _, name := range p.AllowedOperations {
+		if _, err := normalizeOperation("gitea", name); err != nil {
+			w = append(w, fmt.Sprintf("profile %q: allowed entry grants nothing: %v", p.Name, err))
+		}
+	}
+	return w
+}
+
+// allows reports whether p may perform perm (a canonical name or an alias),
+// with a short reason. Forbidden wins over allowed; unknown names are denied.
+func (p *profile) allows(perm string) (bool, string) {
+	op, err := normalizeOperation("gitea", perm)
+	switch {
+	case err != nil:
+		return false, err.Error()
+	case p.badForbidden != "":
+		return false, fmt.Sprintf("forbidden entry %q of %s cannot be normalized, so %s denies everything; fix its forbidden_operations", p.badForbidden, p.Name, p.Name)
+	case p.forbidden[op]:
+		return false, fmt.Sprintf("%s is forbidden for %s%s", op, p.Name, suggestProfile(op))
+	case !p.allowed[op]:
+		return false, fmt.Sprintf("%s is not in the allowed operations of %s%s", op, p.Name, suggestProfile(op))
+	}
+	return true, op + " is allowed by " + p.Name
+}
+
+// builtinFor maps each canonical operation to the narrowest built-in profile granting it.
+var builtinFor = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, b := range builtinProfiles() {
+		for _, op := range canonicalOps {
+			if m[op.name] == "" && b.grants(op.name) {
+				m[op.name] = b.Name
+			}
+		}
+	}
+	return m
+})
+
+// suggestProfile names the narrowest built-in profile granting op, as a reason suffix.
+func suggestProfile(op string) string {
+	return "; use a profile that allows it, such as " + builtinFor()[op]
+}
+
+// allowsRepo reports whether owner/repo is within p's repositories (case-insensitive globs).
+func (p *profile) allowsRepo(owner, repo string) bool {
+	if p.repoPats == nil {
+		return true
+	}
+	owner, repo = strings.ToLower(owner), strings.ToLower(repo)
+	if owner == "" || repo == "" || strings.Contains(owner+repo, "/") {
+		return false
+	}
+	for _, pat := range p.repoPats {
+		if o, _ := path.Match(pat[0], owner); o {
+			if r, _ := path.Match(pat[1], repo); r {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// repoParams are the path parameter pairs that name a repository in a route.
+var repoParams = []struct{ owner, repo, example string }{
+	{"{owner}", "{repo}", "/repos/{owner}/{repo}/pulls/{index}/merge"},
+	{"{org}", "{repo}", "/teams/{id}/repos/{org}/{repo}"},
+	{"{template_owner}", "{template_repo}", "/repos/{template_owner}/{template_repo}/generate"},
+	{"{owner}", "{repo_name}", "/packages/{owner}/{type}/{name}/-/link/{repo_name}"},
+}
+
+// repoDenied returns why p's repositories forbid op with pathParams, or "".
+// A mutation whose path names no repository is denied for a restricted profile,
+// since the repository it touches cannot be checked.
+func (p *profile) repoDenied(op opInfo, perm string, pathParams map[string]string) string {
+	if p.repoPats == nil {
+		return ""
+	}
+	named := false
+	for _, rp := range repoParams {
+		if !strings.Contains(op.Route, rp.owner) || !strings.Contains(op.Route, rp.repo) {
+			continue
+		}
+		named = true
+		owner, repo := pathParams[strings.Trim(rp.owner, "{}")], pathParams[strings.Trim(rp.repo, "{}")]
+		if !p.allowsRepo(owner, repo) {
+			return fmt.Sprintf("repository %q is outside the repositories of %s", owner+"/"+repo, p.Name)
+		}
+	}
+	switch {
+	case perm == "gitea.repo.create":
+		return fmt.Sprintf("%s is limited to its repositories; gitea.repo.create makes one its path does not name", p.Name)
+	case !named && perm != permRead:
+		return fmt.Sprintf("%s is limited to its repositories and %s names none in its path", p.Name, op.ID)
+	}
+	return ""
+}
+
+// builtinProfiles returns fresh compiled copies of the document's reference profiles,
+// narrowest first. Additions to the document's lists follow its own definitions:
+// issue-manager's can_mutate_issues covers editing (gitea.issue.edit); the author's
+// branch.push means "push branches / create commits" (gitea.branch.create, gitea.repo.commit).
+func builtinProfiles() []*profile {
+	all := make([]string, 0, len(canonicalOps))
+	for _, op := range canonicalOps {
+		all = append(all, op.name)
+	}
+	ps := []*profile{
+		{Name: "gitea-issue-manager", CanMutateIssues: true,
+			AllowedOperations:   []string{"gitea.read", "gitea.issue.create", "gitea.issue.comment", "gitea.issue.label", "gitea.issue.close", "gitea.issue.edit"},
+			ForbiddenOperations: []string{"gitea.pr.approve", "gitea.pr.merge", "gitea.branch.push"}},
+		{Name: "gitea-author", CanPushBranches: true, CanAuthorImplPRs: true,
+			AllowedOperations:   []string{"gitea.read", "gitea.branch.push", "gitea.branch.create", "gitea.repo.commit", "gitea.pr.create", "gitea.pr.comment", "gitea.issue.comment"},
+			ForbiddenOperations: []string{"gitea.pr.approve", "gitea.pr.merge"}},
+		{Name: "gitea-reviewer", CanApprovePRs: true,
+			AllowedOperations:   []string{"gitea.read", "gitea.pr.comment", "gitea.pr.review", "gitea.pr.approve", "gitea.pr.request_changes", "gitea.issue.comment"},
+			ForbiddenOperations: []string{"gitea.pr.merge", "gitea.branch.push"}},
+		{Name: "gitea-merger", CanMergePRs: true,
+			AllowedOperations:   []string{"gitea.read", "gitea.pr.merge"},
+			ForbiddenOperations: []string{"gitea.pr.approve", "gitea.branch.push", "gitea.pr.create"}},
+		{Name: "prgs-reconciler", CanMutateIssues: true,
+			AllowedOperations:   reconcilerNeeds,
+			ForbiddenOperations: reconcilerForbidden},
+		{Name: "gitea-owner", CanApprovePRs: true, CanMergePRs: true, CanPushBranches: true, CanMutateIssues: true, CanAuthorImplPRs: true,
+			AllowedOperations: all},
+	}
+	for _, p := range ps {
+		if err := p.compile(); err != nil {
+			panic(err) // a built-in profile is wrong: TestBuiltinProfiles
+		}
+	}
+	return ps
+}
+
+// reconcilerNeeds and reconcilerForbidden are the document's reconciler profile shape.
+var (
+	reconcilerNeeds     = []string{"gitea.read", "gitea.pr.comment", "gitea.issue.comment", "gitea.issue.close", "gitea.pr.close"}
+	reconcilerForbidden = []string{"gitea.pr.approve", "gitea.pr.merge", "gitea.pr.review", "gitea.pr.create", "gitea.branch.push", "gitea.repo.commit"}
+)
+
+// assessReconcilerProfile checks that p has the reconciler shape: it allows the
+// narrow set, explicitly forbids the reconciler's forbidden operations, allows
+// nothing else, and claims no approve, merge, push or authoring capability.
+func assessReconcilerProfile(p *profile) error {
+	var problems []string
+	for _, op := range reconcilerNeeds {
+		if ok, _ := p.allows(op); !ok {
+			problems = append(problems, op+" is not allowed")
+		}
+	}
+	for _, op := range reconcilerForbidden {
+		if !p.forbidden[op] {
+			problems = append(problems, op+" is not in forbidden_operations")
+		}
+	}
+	for _, op := range canonicalOps {
+		if p.grants(op.name) && !slices.Contains(reconcilerNeeds, op.name) {
+			problems = append(problems, op.name+" is allowed but outside the reconciler set")
+		}
+	}
+	if p.CanApprovePRs || p.CanMergePRs || p.CanPushBranches || p.CanAuthorImplPRs {
+		problems = append(problems, "can_approve_prs, can_merge_prs, can_push_branches and can_author_impl_prs must be false")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("reconciler profile %q: %s", p.Name, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// profileConfig is the set of selectable profiles: the built-ins plus the file's.
+type profileConfig struct {
+	AllowRuntimeSwitching bool                // gitea_activate_profile may switch profiles
+	profiles              map[string]*profile // by profile_name
+	names                 []string            // profile names, built-ins first
+}
+
+// profileFile is the JSON file named by GITEA_MCP_CONFIG.
+type profileFile struct {
+	AllowRuntimeSwitching *bool `json:"allow_runtime_switching"`
+	Rules                 *struct {
+		AllowRuntimeSwitching *bool `json:"allow_runtime_switching"`
+	} `json:"rules"`
+	Profiles []*profile `json:"profiles"`
+}
+
+// loadProfiles reads the profile file at path ("" = built-ins only).
+func loadProfiles(path string) (*profileConfig, error) {
+	if path == "" {
+		return parseProfiles(nil)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("GITEA_MCP_CONFIG: %w", err)
+	}
+	cfg, err := parseProfiles(data)
+	if err != nil {
+		return nil, fmt.Errorf("profile config %q: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// parseProfiles returns the built-in profiles plus those of the profile file
+// data (nil = none). Unknown fields, trailing data, invalid or duplicate
+// profiles, a profile reusing a built-in name, and conflicting
+// allow_runtime_switching values are errors.
+func parseProfiles(data []byte) (*profileConfig, error) {
+	cfg := &profileConfig{profiles: map[string]*profile{}}
+	for _, p := range builtinProfiles() {
+		cfg.profiles[p.Name] = p
+		cfg.names = append(cfg.names, p.Name)
+	}
+	if data == nil {
+		return cfg, nil
+	}
+	var f profileFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("data after the top-level object")
+	}
+	top, rules := f.AllowRuntimeSwitching, (*bool)(nil)
+	if f.Rules != nil {
+		rules = f.Rules.AllowRuntimeSwitching
+	}
+	if top != nil && rules != nil && *top != *rules {
+		return nil, fmt.Errorf("allow_runtime_switching is %v at the top level but %v under rules", *top, *rules)
+	}
+	cfg.AllowRuntimeSwitching = top != nil && *top || rules != nil && *rules
+	builtins := len(cfg.names)
+	for i, p := range f.Profiles {
+		switch {
+		case p == nil:
+			return nil, fmt.Errorf("profiles[%d] is null", i)
+		case slices.Contains(cfg.names[:builtins], p.Name):
+			return nil, fmt.Errorf("profile %q is built in; give the file's profile another name", p.Name)
+		case cfg.profiles[p.Name] != nil:
+			return nil, fmt.Errorf("profile %q is defined twice", p.Name)
+		}
+		if err := p.compile(); err != nil {
+			return nil, err
+		}
+		cfg.profiles[p.Name] = p
+		cfg.names = append(cfg.names, p.Name)
+	}
+	return cfg, nil
+}
+
+// selectProfile returns the profile called name (GITEA_MCP_PROFILE) and the
+// token read from the variable its token_source_name names. An empty name
+// selects no profile (reads only) with the GITEA_TOKEN value, possibly empty.
+// Errors never contain a token value.
+func selectProfile(cfg *profileConfig, name string, getenv func(string) string) (*profile, string, error) {
+	if name == "" {
+		return nil, getenv(defaultToken), nil
+	}
+	if cfg == nil {
+		var err error
+		if cfg, err = loadProfiles(""); err != nil {
+			return nil, "", err
+		}
+	}
+	p := cfg.profiles[name]
+	if p == nil {
+		return nil, "", fmt.Errorf("unknown profile %q (GITEA_MCP_PROFILE); known: %s", name, strings.Join(cfg.names, ", "))
+	}
+	token := getenv(p.TokenSourceName)
+	if token == "" {
+		return nil, "", fmt.Errorf("profile %q: no token: environment variable %s (its token_source_name) is empty or unset", name, p.TokenSourceName)
+	}
+	return p, token, nil
+}
+
+// decision is the outcome of the policy check for one tool call; its JSON form
+// is the permission_report object of a denied call.
+type decision struct {
+	Allowed            bool   `json:"-"`
+	Tool               string `json:"tool"`
+	Operation          string `json:"operation"`
+	RequiredPermission string `json:"required_permission"`
+	Profile            string `json:"profile"`
+	Identity           string `json:"identity"`
+	Reason             string `json:"reason"`
+
+	Infra bool `json:"-"` // denied by the runtime isolation check
+}
+
+// kind is the error.kind of a denied call.
+func (d *decision) kind() string {
+	if d.Infra {
+		return "infra_stop"
+	}
+	return "permission_denied"
+}
+
+// decide applies the policy to one call of tool (operation op) by identity, the
+// login verified through Gitea ("" if unknown). Without a profile only reads
+// are allowed. Mutations also need a known identity that matches the profile's
+// authenticated_username when it sets one. Self-approval and self-merge need
+// the PR author and are checked by selfActionDenied.
+func decide(p *profile, identity, tool string, op opInfo, args map[string]any, pathParams map[string]string) decision {
+	d := decision{Tool: tool, Operation: op.ID, Identity: identity}
+	if p != nil {
+		d.Profile = p.Name
+	}
+	perm, why := resolvePermission(op, args)
+	d.RequiredPermission = perm
+	switch {
+	case perm == "":
+		d.Reason = why
+	case p == nil && perm == permRead:
+		d.Allowed, d.Reason = true, "reads need no profile"
+	case p == nil:
+		d.Reason = "no active profile; " + perm + " needs one (set GITEA_MCP_PROFILE)"
+	default:
+		d.Allowed, d.Reason = p.allows(perm)
+	}
+	if !d.Allowed || p == nil {
+		return d
+	}
+	if perm != permRead && identity == "" {
+		d.Allowed, d.Reason = false, "authenticated identity unknown; verify it with gitea_whoami before mutating"
+	} else if perm != permRead && p.AuthenticatedUsername != "" && !strings.EqualFold(identity, p.AuthenticatedUsername) {
+		d.Allowed, d.Reason = false, fmt.Sprintf("identity %q is not %q, the authenticated_username of %s; check its token", identity, p.AuthenticatedUsername, p.Name)
+	} else if why := p.repoDenied(op, perm, pathParams); why != "" {
+		d.Allowed, d.Reason = false, why
+	}
+	return d
+}
+
+// selfActionDenied reports whether login may not perform perm on a pull request
+// by prAuthor: approving or merging one's own pull request is denied, and so is
+// either when the login or the author is unknown.
+func selfActionDenied(perm, login, prAuthor string) (bool, string) {
+	op, err := normalizeOperation("gitea", perm)
+	if err != nil || op != permApprove && op != permMerge {
+		return false, ""
+	}
+	verb := "approve"
+	if op == permMerge {
+		verb = "merge"
+	}
+	if login == "" || prAuthor == "" {
+		return true, fmt.Sprintf("cannot compare the pull request author with the authenticated identity; refusing to %s", verb)
+	}
+	if strings.EqualFold(login, prAuthor) {
+		return true, fmt.Sprintf("%q authored this pull request and may not %s it; use a profile with another identity", login, verb)
+	}
+	return false, ""
+}
