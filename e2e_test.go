@@ -93,8 +93,8 @@ func TestE2EListingCursors(t *testing.T) {
 		}
 		cursor = *res.NextCursor
 	}
-	if len(seen) != 471+3 || pages < 2 {
-		t.Errorf("listed %d tools on %d pages, want 474 on several", len(seen), pages)
+	if len(seen) != 471+5 || pages < 2 {
+		t.Errorf("listed %d tools on %d pages, want 476 on several", len(seen), pages)
 	}
 	if r := c.call("tools/list", map[string]any{"cursor": "bogus"}); r.Error == nil || r.Error.Code != codeInvalidParams {
 		t.Errorf("bad cursor: got %+v, want -32602", r.Error)
@@ -334,4 +334,12 @@ func TestE2ESecretHandling(t *testing.T) {
 			}
 		}
 	})
+}
+
+// decodeJSON decodes data into v or fails the test.
+func decodeJSON(t *testing.T, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("decode %s: %v", data, err)
+	}
 }

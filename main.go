@@ -17,6 +17,9 @@
 //
 //	-version
 //		Print the version and exit.
+//	-verify-audit file
+//		Check the hash chain of an audit log (GITEA_AUDIT_LOG) and report
+//		the first broken link.
 //
 // Configuration comes from the environment:
 //
@@ -57,6 +60,7 @@ const version = "0.1.0"
 
 func main() {
 	showVersion := flag.Bool("version", false, "print the version and exit")
+	verify := flag.String("verify-audit", "", "check the hash chain of the audit log `file` and exit")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: GITEA_URL=... GITEA_TOKEN=... giteamcp [-version]\n")
 		flag.PrintDefaults()
@@ -64,6 +68,18 @@ func main() {
 	flag.Parse()
 	if *showVersion {
 		fmt.Println("giteamcp", version)
+		return
+	}
+	if *verify != "" {
+		f, err := os.Open(*verify)
+		if err != nil {
+			fatal(err)
+		}
+		n, err := verifyAudit(f)
+		if err != nil {
+			fatal(fmt.Errorf("%s: %w", *verify, err))
+		}
+		fmt.Printf("%s: %d lines, chain intact\n", *verify, n)
 		return
 	}
 	if flag.NArg() > 0 {

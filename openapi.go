@@ -386,7 +386,7 @@ func (op *operation) inputSchema() (*Schema, error) {
 				}
 			}
 			if p.Description != "" {
-				ps.Description = p.Description
+				ps.Description = oneLine(p.Description)
 			}
 			s.Properties[p.Name] = ps
 			if p.Required || p.In == "path" {
@@ -428,7 +428,7 @@ func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Sche
 			}
 			ps := op.convert(p, depth, stack)
 			if p.Description != "" {
-				ps.Description = firstLine(p.Description)
+				ps.Description = oneLine(p.Description)
 			}
 			s.Properties[name] = ps
 		}
@@ -459,10 +459,7 @@ func (op *operation) routeSpec() routeSpec {
 	return spec
 }
 
-// firstLine returns the first line of a description, which is its summary.
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return strings.TrimSpace(s[:i])
-	}
-	return s
+// oneLine joins the lines of a description.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -18,9 +18,8 @@ import (
 // the everyday reads and writes of issues and pull requests. Every other
 // operation is one gitea_find_operations away.
 var defaultTools = []string{
-	"repoGet", "repoGetContents", "repoListBranches",
-	"issueListIssues", "issueGetIssue", "issueCreateIssue", "issueGetComments", "issueCreateComment",
-	"repoListPullRequests", "repoGetPullRequest", "repoCreatePullRequest",
+	"repoGet", "repoGetContents", "repoListBranches", "issueListIssues", "issueGetIssue", "issueCreateIssue",
+	"repoListPullRequests", "repoGetPullRequest",
 }
 
 // listPageSize is how many tools one tools/list page carries.
@@ -34,6 +33,8 @@ type tool struct {
 	schema      *Schema
 	op          *operation
 	run         func(ctx context.Context, s *server, sess *session, args map[string]any) map[string]any
+	readOnly    bool // a hand-written tool that only reads
+	switching   bool // listed only when runtime profile switching is allowed
 
 	listingOnce sync.Once
 	listing     json.RawMessage
@@ -45,7 +46,7 @@ func (t *tool) annotations() map[string]bool {
 	method := "POST" // hand-written tools that may write
 	if t.op != nil {
 		method = t.op.Method
-	} else if t.name == "gitea_find_operations" {
+	} else if t.readOnly {
 		method = "GET"
 	}
 	return map[string]bool{
@@ -88,7 +89,7 @@ func newCatalog(ops []*operation, include, disabled string) (*catalog, error) {
 	for _, name := range splitList(disabled) {
 		c.off[name] = true
 	}
-	for _, t := range handwrittenTools() {
+	for _, t := range append(handwrittenTools(), profileTools()...) {
 		c.add(t)
 	}
 	patterns := splitList(include)
@@ -160,7 +161,7 @@ func (s *server) listTools(params json.RawMessage) (map[string]any, *rpcError) {
 	if err := s.wait(); err != nil {
 		return nil, errorf(codeInternal, "%v", err)
 	}
-	tools := s.cat.listed
+	tools := s.visible()
 	start := 0
 	if p.Cursor != nil {
 		var ok bool
@@ -178,6 +179,20 @@ func (s *server) listTools(params json.RawMessage) (map[string]any, *rpcError) {
 		result["nextCursor"] = makeCursor(end)
 	}
 	return result, nil
+}
+
+// visible returns the listed tools the active profile may use: generated
+// tools whose operation it allows, and the hand-written ones (switching only
+// where the configuration allows it).
+func (s *server) visible() []*tool {
+	var out []*tool
+	for _, t := range s.cat.listed {
+		if t.op != nil && !s.exec.permits(t.op) || t.switching && !s.exec.switching() {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // makeCursor encodes a list offset as an opaque cursor.
@@ -212,7 +227,7 @@ func (s *server) callTool(ctx context.Context, sess *session, params json.RawMes
 		return nil, errorf(codeInternal, "%v", err)
 	}
 	t, ok := s.cat.byName[p.Name]
-	if !ok {
+	if !ok || t.switching && !s.exec.switching() {
 		return nil, errorf(codeInvalidParams, "unknown tool %q", p.Name)
 	}
 	args, err := decodeArgs(p.Arguments)
@@ -249,7 +264,7 @@ func handwrittenTools() []*tool {
 		return &Schema{Type: "object", Properties: props, Required: req, AdditionalProperties: falseSchema()}
 	}
 	return []*tool{
-		{name: "gitea_find_operations", run: findOperations,
+		{name: "gitea_find_operations", run: findOperations, readOnly: true,
 			description: "Search every Gitea API operation by words (operationId, summary, path, tag). Returns the best matches with method, path, summary and input schema; call one with gitea_call_operation.",
 			schema: obj([]string{"query"}, map[string]*Schema{
 				"query": str("words describing the operation, e.g. \"merge pull request\""),
@@ -292,7 +307,7 @@ func findOperations(_ context.Context, s *server, _ *session, args map[string]an
 	}
 	var hits []hit
 	for _, op := range s.cat.ops {
-		if _, ok := s.cat.operation(op.ID); !ok {
+		if _, ok := s.cat.operation(op.ID); !ok || !s.exec.permits(op) {
 			continue
 		}
 		if score := matchScore(op, query, words); score > 0 {

@@ -27,12 +27,14 @@ func testServer(tb testing.TB, env map[string]string) *server {
 const maxListBytes = 12 * 1024
 
 func TestDefaultToolsListSize(t *testing.T) {
-	res, rerr := testServer(t, nil).listTools(nil)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	if n := len(encode(res)); n > maxListBytes {
-		t.Errorf("default tools/list is %d bytes, want at most %d", n, maxListBytes)
+	for _, prof := range []string{"", "gitea-issue-manager", "gitea-author", "gitea-reviewer", "gitea-merger", "gitea-owner", "prgs-reconciler"} {
+		res, rerr := testServer(t, map[string]string{"GITEA_MCP_PROFILE": prof, "GITEA_TOKEN": "t"}).listTools(nil)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if n := len(encode(res)); n > maxListBytes {
+			t.Errorf("profile %q: default tools/list is %d bytes, want at most %d", prof, n, maxListBytes)
+		}
 	}
 }
 
@@ -42,8 +44,8 @@ func TestCatalogSettings(t *testing.T) {
 		want            []string // listed tool names
 		err             string
 	}{
-		{tools: "repoGetBranch,issueGetIssue", want: []string{"gitea_find_operations", "gitea_call_operation", "gitea_api_request", "repoGetBranch", "issueGetIssue"}},
-		{tools: "repoGetBranch*", disabled: "gitea_api_request", want: []string{"gitea_find_operations", "gitea_call_operation", "repoGetBranch", "repoGetBranchProtection"}},
+		{tools: "repoGetBranch,issueGetIssue", want: []string{"gitea_find_operations", "gitea_call_operation", "gitea_api_request", "gitea_whoami", "gitea_get_profile", "gitea_activate_profile", "repoGetBranch", "issueGetIssue"}},
+		{tools: "repoGetBranch*", disabled: "gitea_api_request", want: []string{"gitea_find_operations", "gitea_call_operation", "gitea_whoami", "gitea_get_profile", "gitea_activate_profile", "repoGetBranch", "repoGetBranchProtection"}},
 		{tools: "noSuchOperation", err: `GITEA_MCP_TOOLS: "noSuchOperation" matches no operation`},
 		{tools: "[", err: `GITEA_MCP_TOOLS: bad pattern "["`},
 	} {
@@ -107,9 +109,10 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkToolsList reports the size of the default tools/list result.
+// BenchmarkToolsList reports the size of the default tools/list result of
+// the broadest profile.
 func BenchmarkToolsList(b *testing.B) {
-	s := testServer(b, nil)
+	s := testServer(b, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": "t"})
 	var n int
 	for b.Loop() {
 		res, _ := s.listTools(nil)

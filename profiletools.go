@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"slices"
+)
+
+// permits reports whether the active profile may call op at all, judged
+// without arguments or identity: what tools/list and gitea_find_operations
+// show. Every call is still decided in full by executor.check.
+func (x *executor) permits(op *operation) bool {
+	prof, _ := x.active()
+	perm, _ := resolvePermission(opInfo{ID: op.ID, Method: op.Method, Route: op.Route}, nil)
+	if prof == nil || perm == "" {
+		return perm == permRead
+	}
+	ok, _ := prof.allows(perm)
+	return ok
+}
+
+// profileTools are the tools that show and switch the execution profile.
+func profileTools() []*tool {
+	none := &Schema{Type: "object", AdditionalProperties: falseSchema()}
+	return []*tool{
+		{name: "gitea_whoami", schema: none, run: whoamiTool, readOnly: true,
+			description: "The Gitea login this server acts as, verified through Gitea now, with the identity mode and the active profile."},
+		{name: "gitea_get_profile", schema: none, run: getProfileTool, readOnly: true,
+			description: "The active execution profile: what it may and may not do (normalized operations), its token source name (never the token) and the verified identity."},
+		{name: "gitea_activate_profile", run: activateProfileTool, switching: true,
+			description: "Switch to another configured execution profile (only when the configuration allows runtime switching); verifies the new identity.",
+			schema: &Schema{Type: "object", Required: []string{"profile"}, AdditionalProperties: falseSchema(),
+				Properties: map[string]*Schema{"profile": {Type: "string", Description: "profile_name to activate"}}}},
+	}
+}
+
+// whoamiTool serves gitea_whoami: it clears the cached login and asks Gitea.
+func whoamiTool(ctx context.Context, s *server, _ *session, _ map[string]any) map[string]any {
+	x := s.exec
+	x.mu.Lock()
+	x.login = ""
+	x.mu.Unlock()
+	login := x.whoami(ctx)
+	prof, _ := x.active()
+	if login == "" {
+		return errorResult("identity_unverified", "Gitea did not confirm the token's identity; mutations are denied until it does")
+	}
+	return jsonResult(map[string]any{"login": login, "mode": "token", "sudo": nil, "profile": profileName(prof), "verified": true}, false)
+}
+
+// profileName is the name of a profile, or "" for none.
+func profileName(p *profile) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
+}
+
+// getProfileTool serves gitea_get_profile.
+func getProfileTool(ctx context.Context, s *server, _ *session, _ map[string]any) map[string]any {
+	x := s.exec
+	prof, _ := x.active()
+	out := map[string]any{"profile": nil, "identity": x.identity(), "runtime_switching": x.switching(),
+		"note": "without a profile, reads work and every mutation is denied"}
+	if prof != nil {
+		allowed, forbidden := sortedSet(prof.allowed), sortedSet(prof.forbidden)
+		out = map[string]any{"profile": prof, "allowed_operations": allowed, "forbidden_operations": forbidden,
+			"identity": x.identity(), "runtime_switching": x.switching()}
+	}
+	return jsonResult(out, false)
+}
+
+// sortedSet returns the members of a set in order.
+func sortedSet(m map[string]bool) []string {
+	var out []string
+	for k, ok := range m {
+		if ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// switching reports whether the configuration allows runtime switching.
+func (x *executor) switching() bool {
+	return x.profiles != nil && x.profiles.AllowRuntimeSwitching
+}
+
+// activateProfileTool serves gitea_activate_profile: it selects the profile
+// and its token, clears the cached identity, verifies the new one through
+// Gitea and tells the client that the tool list changed.
+func activateProfileTool(ctx context.Context, s *server, sess *session, args map[string]any) map[string]any {
+	x := s.exec
+	name, _ := args["profile"].(string)
+	if !x.switching() {
+		return errorResult("permission_denied", "runtime profile switching is not allowed by this server's configuration; use a server started with the profile you need")
+	}
+	prof, token, err := selectProfile(x.profiles, name, s.getenv)
+	if err != nil {
+		return errorResult("invalid_profile", err.Error())
+	}
+	x.mu.Lock()
+	x.prof, x.token, x.login = prof, token, ""
+	x.mu.Unlock()
+	login := x.whoami(ctx)
+	if sess != nil {
+		sess.send(encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+	}
+	if login == "" {
+		return errorResult("identity_unverified", "profile "+name+" is active, but Gitea did not confirm its token's identity; mutations are denied until it does")
+	}
+	return jsonResult(map[string]any{"profile": name, "login": login, "verified": true}, false)
+}
