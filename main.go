@@ -5,7 +5,8 @@
 //
 //	GITEA_URL=https://gitea.example.com GITEA_TOKEN=... giteamcp [flags]
 //
-// The server speaks MCP JSON-RPC over standard input and output. Every Gitea
+// The server speaks MCP JSON-RPC over standard input and output, or over
+// Streamable HTTP at http://addr/mcp with -http. Every Gitea
 // API operation is a tool generated from Gitea's own OpenAPI document; the
 // tools listed directly are a small set (GITEA_MCP_TOOLS), and
 // gitea_find_operations and gitea_call_operation reach all the others.
@@ -15,6 +16,10 @@
 //
 // The flags are:
 //
+//	-http addr
+//		Serve Streamable HTTP on addr instead of stdio. An empty host
+//		(":8080") binds 127.0.0.1; any other host than loopback needs
+//		MCP_BEARER_TOKEN.
 //	-version
 //		Print the version and exit.
 //	-verify-audit file
@@ -31,6 +36,11 @@
 //	                   comma-separated, or "all"
 //	DISABLED_TOOLS     tool and operation names to remove, comma-separated
 //	GITEA_TIMEOUT      timeout of one Gitea request (default 30s)
+//	MCP_BEARER_TOKEN   with -http: the token every HTTP request must carry
+//	                   as "Authorization: Bearer <token>"
+//	MCP_ALLOWED_ORIGINS
+//	                   with -http: browser origins (scheme://host[:port],
+//	                   comma-separated) admitted besides loopback ones
 //
 // A missing GITEA_URL or GITEA_TOKEN still lets the server start and list its
 // tools; calls then fail with a clear error. Malformed settings stop it with
@@ -60,9 +70,10 @@ const version = "0.1.0"
 
 func main() {
 	showVersion := flag.Bool("version", false, "print the version and exit")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on `addr` (\":8080\" binds 127.0.0.1) instead of stdio")
 	verify := flag.String("verify-audit", "", "check the hash chain of the audit log `file` and exit")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: GITEA_URL=... GITEA_TOKEN=... giteamcp [-version]\n")
+		fmt.Fprintf(os.Stderr, "usage: GITEA_URL=... GITEA_TOKEN=... giteamcp [-version] [-http addr]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -97,7 +108,12 @@ func main() {
 			fatal(err) // a bad OpenAPI document or tool setting, found while serving
 		}
 	}()
-	if err := s.serveStdio(ctx, os.Stdin, os.Stdout); err != nil {
+	if *httpAddr != "" {
+		err = s.serveHTTP(ctx, *httpAddr)
+	} else {
+		err = s.serveStdio(ctx, os.Stdin, os.Stdout)
+	}
+	if err != nil {
 		fatal(err)
 	}
 	if err := s.wait(); err != nil {

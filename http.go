@@ -1,0 +1,545 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Header names of MCP's Streamable HTTP transport.
+const (
+	hdrSession = "Mcp-Session-Id"
+	hdrVersion = "Mcp-Protocol-Version"
+	hdrMethod  = "Mcp-Method"
+	hdrName    = "Mcp-Name"
+)
+
+// codeHeaderMismatch is the 2026-07-28 error for HTTP headers that disagree
+// with the body.
+const codeHeaderMismatch = -32020
+
+// httpConfig is the HTTP transport's configuration, read from MCP_BEARER_TOKEN
+// and MCP_ALLOWED_ORIGINS. It keeps only the token's hash, never the token.
+type httpConfig struct {
+	bearer  bool     // a bearer token is required
+	hash    [32]byte // SHA-256 of the token
+	origins []string // allowed origins besides loopback, lower-cased
+}
+
+// loadHTTPConfig reads and checks the HTTP transport's configuration.
+func loadHTTPConfig(getenv func(string) string) (*httpConfig, error) {
+	c := &httpConfig{}
+	if tok := getenv("MCP_BEARER_TOKEN"); tok != "" {
+		if len(tok) < 16 || strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=") != "" {
+			return nil, errors.New("MCP_BEARER_TOKEN: want at least 16 characters of A-Za-z0-9-._~+/=")
+		}
+		c.bearer, c.hash = true, sha256.Sum256([]byte(tok))
+	}
+	for o := range strings.SplitSeq(getenv("MCP_ALLOWED_ORIGINS"), ",") {
+		if o = strings.ToLower(strings.TrimSpace(o)); o == "" {
+			continue
+		}
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.String() != u.Scheme+"://"+u.Host {
+			return nil, fmt.Errorf("MCP_ALLOWED_ORIGINS: %q is not an origin; want scheme://host[:port]", o)
+		}
+		c.origins = append(c.origins, o)
+	}
+	return c, nil
+}
+
+// authorized reports whether the request carries the configured bearer token,
+// compared in constant time; without a configured token every request is.
+func (c *httpConfig) authorized(r *http.Request) bool {
+	if !c.bearer {
+		return true
+	}
+	auth := r.Header.Values("Authorization")
+	if len(auth) != 1 {
+		return false
+	}
+	scheme, tok, _ := strings.Cut(auth[0], " ")
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(sum[:], c.hash[:]) == 1
+}
+
+// originAllowed reports whether an Origin header value may reach the server:
+// an http(s) origin on a loopback host, or one listed in MCP_ALLOWED_ORIGINS.
+func (c *httpConfig) originAllowed(origin string) bool {
+	if slices.Contains(c.origins, strings.ToLower(origin)) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.String() == u.Scheme+"://"+u.Host && isLoopback(u.Hostname())
+}
+
+// isLoopback reports whether host is localhost or a loopback IP address.
+func isLoopback(host string) bool {
+	ip, err := netip.ParseAddr(host)
+	return strings.EqualFold(host, "localhost") || err == nil && ip.IsLoopback()
+}
+
+// httpListenAddr resolves a listen address: an empty host means 127.0.0.1,
+// and a host that is not loopback is refused without authentication.
+func httpListenAddr(addr string, authenticated bool) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("-http %q: %w", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !authenticated && !isLoopback(host) {
+		return "", fmt.Errorf("-http %q: listening beyond loopback needs authentication; set MCP_BEARER_TOKEN", addr)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// httpSession is one initialize-era session of the HTTP transport.
+type httpSession struct {
+	*session
+	id     string
+	events chan []byte   // server-initiated messages awaiting a GET stream
+	ended  chan struct{} // closed when the session ends
+	last   time.Time     // last use; guarded by httpTransport.mu
+	active int           // requests and streams in progress; guarded by httpTransport.mu
+}
+
+// httpTransport serves MCP's Streamable HTTP transport on /mcp. A request of
+// the initialize era belongs to a session that initialize created; one whose
+// _meta names 2026-07-28 runs on a throwaway session. A request carrying
+// MCP-Protocol-Version must name a supported version and, in a session, the
+// negotiated one; without it the negotiated version applies. A session's
+// server-initiated messages go to its GET streams, each message to one
+// stream, with up to 64 queued while none is open.
+type httpTransport struct {
+	srv   *server
+	cfg   *httpConfig
+	limit int           // most sessions kept; the least recently used idle one makes room
+	idle  time.Duration // an idle session ends after this long
+	stop  chan struct{} // closed at shutdown: ends the GET streams
+	once  sync.Once
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+// newHTTPTransport returns a transport for s with configuration c.
+func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
+	return &httpTransport{srv: s, cfg: c, limit: 1000, idle: time.Hour, stop: make(chan struct{}), sessions: map[string]*httpSession{}}
+}
+
+// httpHandler returns the Streamable HTTP handler, configured from the
+// environment. A malformed configuration answers every request with 500.
+func (s *server) httpHandler() http.Handler {
+	c, err := loadHTTPConfig(os.Getenv)
+	if err != nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "giteamcp: HTTP transport misconfigured", http.StatusInternalServerError)
+		})
+	}
+	return s.newHTTPTransport(c)
+}
+
+// serveHTTP serves MCP over Streamable HTTP on addr until ctx is cancelled,
+// then stops accepting, lets requests in flight finish for up to 5 seconds,
+// ends the GET streams and returns.
+func (s *server) serveHTTP(ctx context.Context, addr string) error {
+	c, err := loadHTTPConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if addr, err = httpListenAddr(addr, c.bearer); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "giteamcp: serving MCP on http://%s/mcp\n", ln.Addr())
+	return s.newHTTPTransport(c).serve(ctx, ln)
+}
+
+// serve serves on ln until ctx is cancelled; see serveHTTP.
+func (t *httpTransport) serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: t, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	hs.RegisterOnShutdown(func() { t.once.Do(func() { close(t.stop) }) })
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if hs.Shutdown(sctx) != nil {
+		hs.Close() // cancels the contexts of the requests still running
+	}
+	return nil
+}
+
+// ServeHTTP checks the path, Origin, token and protocol version header, then
+// serves POST (messages), GET (the session's event stream) or DELETE.
+func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Values("Origin")
+	v := r.Header.Get(hdrVersion)
+	switch {
+	case r.URL.Path != "/mcp":
+		httpFail(w, http.StatusNotFound, nil, errorf(codeInvalidRequest, "not found: the MCP endpoint is /mcp"))
+	case len(origin) > 1 || len(origin) == 1 && !t.cfg.originAllowed(origin[0]):
+		httpFail(w, http.StatusForbidden, nil, errorf(codeInvalidRequest, "origin not allowed"))
+	case !t.cfg.authorized(r):
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		httpFail(w, http.StatusUnauthorized, nil, errorf(codeInvalidRequest, "missing or invalid bearer token"))
+	case v != "" && !slices.Contains(supportedVersions, v):
+		httpFail(w, http.StatusBadRequest, nil, &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported %s %q", hdrVersion, v),
+			Data: map[string]any{"supported": supportedVersions, "requested": v}})
+	case r.Method == http.MethodPost:
+		t.post(w, r)
+	case r.Method == http.MethodGet:
+		t.get(w, r)
+	case r.Method == http.MethodDelete:
+		if hs := t.session(w, r); hs != nil {
+			t.end(hs)
+			t.release(hs)
+			w.WriteHeader(http.StatusNoContent)
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpFail(w, http.StatusMethodNotAllowed, nil, errorf(codeInvalidRequest, "method %s not allowed", r.Method))
+	}
+}
+
+// httpPeek is what routing needs from a POST body.
+type httpPeek struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name any            `json:"name"`
+		Meta map[string]any `json:"_meta"`
+	} `json:"params"`
+}
+
+// post serves one message (or a 2025-03-26 batch) and answers with its
+// response, or 202 when there is none.
+func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
+	accept := r.Header.Values("Accept")
+	ct, ctParams, ctErr := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case !accepts(accept, "application/json") && !accepts(accept, "text/event-stream"):
+		httpFail(w, http.StatusNotAcceptable, nil, errorf(codeInvalidRequest, "Accept must allow application/json or text/event-stream"))
+		return
+	case ctErr != nil || ct != "application/json" || ctParams["charset"] != "" && !strings.EqualFold(ctParams["charset"], "utf-8"):
+		httpFail(w, http.StatusUnsupportedMediaType, nil, errorf(codeInvalidRequest, "Content-Type must be application/json"))
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(30 * time.Second))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBytes))
+	if _, big := errors.AsType[*http.MaxBytesError](err); big {
+		httpFail(w, http.StatusRequestEntityTooLarge, nil, errorf(codeInvalidRequest, "message larger than %d bytes", maxMessageBytes))
+		return
+	}
+	if err != nil || !json.Valid(body) {
+		httpFail(w, http.StatusBadRequest, nil, errorf(codeParse, "parse error: the body is not one JSON value"))
+		return
+	}
+	var p httpPeek
+	batch := bytes.TrimSpace(body)[0] == '['
+	if !batch {
+		_ = json.Unmarshal(body, &p) // wrong types are the JSON-RPC layer's to report
+	}
+	sid := r.Header.Get(hdrSession)
+	meta, _ := p.Params.Meta[metaVersion].(string)
+	switch {
+	case meta >= modernVersion || sid == "" && r.Header.Get(hdrVersion) == modernVersion:
+		t.stateless(w, r, body, &p, meta)
+	case !batch && p.Method == "initialize":
+		t.initialize(w, r, body, sid)
+	default:
+		if hs := t.session(w, r); hs != nil {
+			defer t.release(hs)
+			reply(w, r, http.StatusOK, hs.handleRaw(r.Context(), body))
+		}
+	}
+}
+
+// stateless serves a 2026-07-28 message: the HTTP headers must repeat the
+// body's version, method and tool name, and an unknown method is a 404.
+func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body []byte, p *httpPeek, meta string) {
+	id := json.RawMessage("null")
+	if p.ID != nil && validID(p.ID) {
+		id = p.ID
+	}
+	v := r.Header.Get(hdrVersion)
+	name, _ := p.Params.Name.(string)
+	hname, ok := decodeHeaderValue(r.Header.Get(hdrName))
+	var e *rpcError
+	switch {
+	case meta != "" && meta != modernVersion:
+		e = &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", meta),
+			Data: map[string]any{"supported": supportedVersions, "requested": meta}}
+	case v != modernVersion || p.ID != nil && meta != v:
+		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, _meta %q", hdrVersion, v, meta)
+	case p.Method != "" && r.Header.Get(hdrMethod) != p.Method:
+		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, method %q", hdrMethod, r.Header.Get(hdrMethod), p.Method)
+	case p.Method == "tools/call" && (!ok || hname == "" || hname != name):
+		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, params.name %q", hdrName, r.Header.Get(hdrName), name)
+	}
+	if e != nil {
+		httpFail(w, http.StatusBadRequest, id, e)
+		return
+	}
+	out := newSession(t.srv, func([]byte) {}).handleRaw(r.Context(), body)
+	var res struct{ Error *rpcError }
+	status := http.StatusOK
+	// The substring test spares decoding large results; the decode decides.
+	if bytes.Contains(out, fmt.Appendf(nil, `"code":%d`, codeMethodNotFound)) && json.Unmarshal(out, &res) == nil && res.Error != nil && res.Error.Code == codeMethodNotFound {
+		status = http.StatusNotFound
+	}
+	reply(w, r, status, out)
+}
+
+// initialize starts a session with the initialize request in body and
+// returns its id in Mcp-Session-Id; a failed initialize keeps no session.
+func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, body []byte, sid string) {
+	if sid != "" {
+		httpFail(w, http.StatusBadRequest, nil, errorf(codeInvalidRequest, "initialize must not carry %s", hdrSession))
+		return
+	}
+	hs := t.create()
+	if hs == nil {
+		httpFail(w, http.StatusServiceUnavailable, nil, errorf(codeInternal, "too many sessions in use"))
+		return
+	}
+	defer t.release(hs)
+	out := hs.handleRaw(r.Context(), body)
+	hs.mu.Lock()
+	ok := hs.version != ""
+	hs.mu.Unlock()
+	if ok {
+		w.Header().Set(hdrSession, hs.id)
+	} else {
+		t.end(hs)
+	}
+	reply(w, r, http.StatusOK, out)
+}
+
+// get streams the session's server-initiated messages as server-sent events
+// until the client leaves, the session ends or the server shuts down.
+func (t *httpTransport) get(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r.Header.Values("Accept"), "text/event-stream") {
+		httpFail(w, http.StatusNotAcceptable, nil, errorf(codeInvalidRequest, "Accept must allow text/event-stream"))
+		return
+	}
+	hs := t.session(w, r)
+	if hs == nil {
+		return
+	}
+	defer t.release(hs)
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	for err := rc.Flush(); err == nil; err = rc.Flush() {
+		select {
+		case msg := <-hs.events:
+			if _, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg); err != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-hs.ended:
+			return
+		case <-t.stop:
+			return
+		}
+	}
+}
+
+// session returns the live session the request names, counted as active
+// until release, or answers 400 (no id, or a version other than the
+// session's) or 404 (unknown, ended or expired) and returns nil.
+func (t *httpTransport) session(w http.ResponseWriter, r *http.Request) *httpSession {
+	sid := r.Header.Get(hdrSession)
+	if sid == "" {
+		httpFail(w, http.StatusBadRequest, nil, errorf(codeInvalidRequest, "missing %s header; send initialize first", hdrSession))
+		return nil
+	}
+	now := time.Now()
+	t.mu.Lock()
+	hs := t.sessions[sid]
+	if hs != nil && hs.active == 0 && now.Sub(hs.last) > t.idle {
+		t.endLocked(hs)
+		hs = nil
+	}
+	if hs != nil {
+		hs.active++
+		hs.last = now
+	}
+	t.mu.Unlock()
+	if hs == nil {
+		httpFail(w, http.StatusNotFound, nil, errorf(codeInvalidRequest, "unknown or ended session; send initialize again"))
+		return nil
+	}
+	hs.mu.Lock()
+	version := hs.version
+	hs.mu.Unlock()
+	if v := r.Header.Get(hdrVersion); v != "" && v != version {
+		t.release(hs)
+		httpFail(w, http.StatusBadRequest, nil, errorf(codeInvalidRequest, "%s %q differs from the session's %q", hdrVersion, v, version))
+		return nil
+	}
+	return hs
+}
+
+// create starts an active session after ending the expired ones; when the
+// limit is reached it ends the least recently used idle session, or returns
+// nil when every session is busy.
+func (t *httpTransport) create() *httpSession {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lru *httpSession
+	for _, hs := range t.sessions {
+		switch {
+		case hs.active > 0:
+		case now.Sub(hs.last) > t.idle:
+			t.endLocked(hs)
+		case lru == nil || hs.last.Before(lru.last):
+			lru = hs
+		}
+	}
+	if len(t.sessions) >= t.limit {
+		if lru == nil {
+			return nil
+		}
+		t.endLocked(lru)
+	}
+	hs := &httpSession{id: rand.Text(), events: make(chan []byte, 64), ended: make(chan struct{}), last: now, active: 1}
+	hs.session = newSession(t.srv, func(msg []byte) {
+		select {
+		case hs.events <- msg:
+		default: // no stream drains the queue: drop, keeping memory bounded
+		}
+	})
+	t.sessions[hs.id] = hs
+	return hs
+}
+
+// release marks the end of one request or stream of hs.
+func (t *httpTransport) release(hs *httpSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hs.active--
+	hs.last = time.Now()
+}
+
+// end ends hs: later requests naming it get 404.
+func (t *httpTransport) end(hs *httpSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(hs)
+}
+
+// endLocked ends hs with t.mu held: it forgets the session, closes its
+// streams and cancels its calls in flight.
+func (t *httpTransport) endLocked(hs *httpSession) {
+	if t.sessions[hs.id] != hs {
+		return
+	}
+	delete(t.sessions, hs.id)
+	close(hs.ended)
+	hs.cancelAll()
+}
+
+// reply writes a JSON-RPC response whole: as JSON, or as one server-sent
+// event to a client that accepts only text/event-stream; nil is a 202.
+func reply(w http.ResponseWriter, r *http.Request, status int, out []byte) {
+	if out == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if accept := r.Header.Values("Accept"); !accepts(accept, "application/json") {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", out)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(out)
+}
+
+// httpFail answers with an HTTP status and a JSON-RPC error body.
+func httpFail(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(encode(response{JSONRPC: "2.0", ID: id, Error: e}))
+}
+
+// accepts reports whether Accept header values allow the media type want:
+// the most specific matching range decides, q=0 refuses, and no header at
+// all allows everything (RFC 9110, section 12.5.1).
+func accepts(header []string, want string) bool {
+	if len(header) == 0 {
+		return true
+	}
+	typ, _, _ := strings.Cut(want, "/")
+	best, q := 0, 0.0
+	for _, rng := range strings.Split(strings.Join(header, ","), ",") {
+		mt, params, err := mime.ParseMediaType(rng)
+		level := 0 // how specifically the range names want
+		switch {
+		case err != nil:
+		case mt == want:
+			level = 3
+		case mt == typ+"/*":
+			level = 2
+		case mt == "*/*":
+			level = 1
+		}
+		if level <= best {
+			continue
+		}
+		best, q = level, 1
+		if s, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(s, 64); err != nil {
+				q = 0
+			}
+		}
+	}
+	return q > 0
+}
+
+// decodeHeaderValue decodes a header value of the 2026-07-28 transport:
+// "=?base64?...?=" carries standard Base64 of UTF-8, anything else is itself.
+// It reports false for a sentinel that does not decode.
+func decodeHeaderValue(v string) (string, bool) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if inner, ok2 := strings.CutSuffix(inner, "?="); ok && ok2 {
+		b, err := base64.StdEncoding.DecodeString(inner)
+		return string(b), err == nil
+	}
+	return v, true
+}

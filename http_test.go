@@ -1,0 +1,748 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// newHTTPTest starts the HTTP transport of a server without GITEA_URL (tool
+// calls give isError results) behind an httptest server.
+func newHTTPTest(tb testing.TB, env map[string]string) (*httptest.Server, *httpTransport) {
+	tb.Helper()
+	getenv := func(k string) string { return env[k] }
+	s, err := newServer(getenv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := loadHTTPConfig(getenv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t := s.newHTTPTransport(c)
+	ts := httptest.NewServer(t)
+	tb.Cleanup(ts.Close)
+	return ts, t
+}
+
+// httpDo sends one request to base+"/mcp". POST defaults to Accept of JSON
+// and SSE and a JSON Content-Type; kv are header name-value pairs that
+// replace those defaults (a repeated name adds a value, "" sends none). The
+// body of a GET is left unread.
+func httpDo(tb testing.TB, base, method string, kv []string, body string) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequest(method, base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		k := http.CanonicalHeaderKey(kv[i])
+		if !seen[k] {
+			req.Header.Del(k)
+			seen[k] = true
+		}
+		if kv[i+1] != "" {
+			req.Header.Add(k, kv[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	if method == http.MethodGet && resp.StatusCode == http.StatusOK {
+		return resp, nil
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp, b
+}
+
+// initBody is an initialize request for protocol version v.
+func initBody(v string) string {
+	return `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v +
+		`","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
+}
+
+// httpSessionID initializes a session with protocol version v and returns its id.
+func httpSessionID(tb testing.TB, base, v string) string {
+	tb.Helper()
+	resp, body := httpDo(tb, base, http.MethodPost, nil, initBody(v))
+	sid := resp.Header.Get(hdrSession)
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		tb.Fatalf("initialize: %s %s", resp.Status, body)
+	}
+	httpDo(tb, base, http.MethodPost, []string{hdrSession, sid}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return sid
+}
+
+// modernBody is a 2026-07-28 request with id 1: params carry the _meta
+// triple with version v, plus members (e.g. `"name":"x",`).
+func modernBody(v, method, members string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + members + `"_meta":{"` + metaVersion + `":"` + v +
+		`","` + metaCapabilities + `":{},"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}}}}`
+}
+
+// httpGot is what a test checks of an HTTP answer.
+type httpGot struct {
+	Status    int
+	Type      string   // media type of the body
+	Code      int      // JSON-RPC error code, 0 for none
+	Supported []string // the error's data.supported
+	Session   bool     // Mcp-Session-Id was set
+	Allow     string   // Allow header
+	Auth      string   // WWW-Authenticate header
+}
+
+// summarize returns what the tests check of resp and its body.
+func summarize(resp *http.Response, body []byte) httpGot {
+	g := httpGot{Status: resp.StatusCode, Session: resp.Header.Get(hdrSession) != "",
+		Allow: resp.Header.Get("Allow"), Auth: resp.Header.Get("WWW-Authenticate")}
+	g.Type, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if _, data, ok := strings.Cut(string(body), "\ndata: "); ok && g.Type == sseType {
+		body = []byte(data)
+	}
+	var r struct {
+		Error *struct {
+			Code int
+			Data struct{ Supported []string }
+		}
+	}
+	if json.Unmarshal(body, &r) == nil && r.Error != nil {
+		g.Code, g.Supported = r.Error.Code, r.Error.Data.Supported
+	}
+	return g
+}
+
+// Media types of answers.
+const (
+	jsonType = "application/json"
+	sseType  = "text/event-stream"
+)
+
+// TestHTTPStatus checks each status code of the transport. Header values
+// $SID (a 2025-11-25 session), $OLD (2025-03-26) and $ENDED (a deleted
+// session) are replaced by live session ids.
+func TestHTTPStatus(t *testing.T) {
+	ts, _ := newHTTPTest(t, nil)
+	tools := `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`
+	modernHdr := func(method string) []string { return []string{hdrVersion, modernVersion, hdrMethod, method} }
+	tests := []struct {
+		name   string
+		method string // POST when empty
+		header []string
+		body   string
+		want   httpGot
+	}{
+		// The initialize era.
+		{"initialize", "", nil, initBody("2025-11-25"), httpGot{Status: 200, Type: jsonType, Session: true}},
+		{"initialize unknown version", "", nil, initBody("1999-01-01"), httpGot{Status: 200, Type: jsonType, Session: true}},
+		{"initialize without protocolVersion", "", nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, httpGot{Status: 200, Type: jsonType, Code: codeInvalidParams}},
+		{"initialize with a session", "", []string{hdrSession, "$SID"}, initBody("2025-11-25"), httpGot{Status: 400, Type: jsonType, Code: codeInvalidRequest}},
+		{"request in session", "", []string{hdrSession, "$SID"}, tools, httpGot{Status: 200, Type: jsonType}},
+		{"request with the session's version", "", []string{hdrSession, "$SID", hdrVersion, "2025-11-25"}, tools, httpGot{Status: 200, Type: jsonType}},
+		{"request with another supported version", "", []string{hdrSession, "$SID", hdrVersion, "2025-06-18"}, tools, httpGot{Status: 400, Type: jsonType, Code: codeInvalidRequest}},
+		{"request with an unsupported version", "", []string{hdrSession, "$SID", hdrVersion, "1999-01-01"}, tools, httpGot{Status: 400, Type: jsonType, Code: codeUnsupportedVersion, Supported: supportedVersions}},
+		{"request without session", "", nil, tools, httpGot{Status: 400, Type: jsonType, Code: codeInvalidRequest}},
+		{"ping without session", "", nil, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, httpGot{Status: 400, Type: jsonType, Code: codeInvalidRequest}},
+		{"unknown session", "", []string{hdrSession, "nope"}, tools, httpGot{Status: 404, Type: jsonType, Code: codeInvalidRequest}},
+		{"ended session", "", []string{hdrSession, "$ENDED"}, tools, httpGot{Status: 404, Type: jsonType, Code: codeInvalidRequest}},
+		{"unknown method in session", "", []string{hdrSession, "$SID"}, `{"jsonrpc":"2.0","id":1,"method":"nope"}`, httpGot{Status: 200, Type: jsonType, Code: codeMethodNotFound}},
+		{"notification", "", []string{hdrSession, "$SID"}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, httpGot{Status: 202}},
+		{"response", "", []string{hdrSession, "$SID"}, `{"jsonrpc":"2.0","id":"s1","result":{}}`, httpGot{Status: 202}},
+		{"batch in 2025-03-26", "", []string{hdrSession, "$OLD"}, "[" + tools + `,{"jsonrpc":"2.0","method":"notifications/initialized"}]`, httpGot{Status: 200, Type: jsonType}},
+		{"batch of notifications", "", []string{hdrSession, "$OLD"}, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, httpGot{Status: 202}},
+		{"batch in 2025-11-25", "", []string{hdrSession, "$SID"}, "[" + tools + "]", httpGot{Status: 200, Type: jsonType, Code: codeInvalidRequest}},
+		{"batch without session", "", nil, "[" + tools + "]", httpGot{Status: 400, Type: jsonType, Code: codeInvalidRequest}},
+		// Accept and Content-Type.
+		{"accept json", "", []string{hdrSession, "$SID", "Accept", "application/json"}, tools, httpGot{Status: 200, Type: jsonType}},
+		{"accept sse only", "", []string{hdrSession, "$SID", "Accept", "text/event-stream"}, tools, httpGot{Status: 200, Type: sseType}},
+		{"accept json refused", "", []string{hdrSession, "$SID", "Accept", "application/json;q=0, */*"}, tools, httpGot{Status: 200, Type: sseType}},
+		{"accept any", "", []string{hdrSession, "$SID", "Accept", "*/*"}, tools, httpGot{Status: 200, Type: jsonType}},
+		{"accept absent", "", []string{hdrSession, "$SID", "Accept", ""}, tools, httpGot{Status: 200, Type: jsonType}},
+		{"accept html", "", []string{hdrSession, "$SID", "Accept", "text/html"}, tools, httpGot{Status: 406, Type: jsonType, Code: codeInvalidRequest}},
+		{"accept q=0", "", []string{hdrSession, "$SID", "Accept", "application/json;q=0, text/event-stream;q=0"}, tools, httpGot{Status: 406, Type: jsonType, Code: codeInvalidRequest}},
+		{"content type with charset", "", []string{hdrSession, "$SID", "Content-Type", "application/json; charset=UTF-8"}, tools, httpGot{Status: 200, Type: jsonType}},
+		{"content type latin1", "", []string{hdrSession, "$SID", "Content-Type", "application/json; charset=latin1"}, tools, httpGot{Status: 415, Type: jsonType, Code: codeInvalidRequest}},
+		{"content type text", "", []string{hdrSession, "$SID", "Content-Type", "text/plain"}, tools, httpGot{Status: 415, Type: jsonType, Code: codeInvalidRequest}},
+		{"content type absent", "", []string{hdrSession, "$SID", "Content-Type", ""}, tools, httpGot{Status: 415, Type: jsonType, Code: codeInvalidRequest}},
+		// Bodies.
+		{"body too large", "", []string{hdrSession, "$SID"}, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", maxMessageBytes) + `"}}`, httpGot{Status: 413, Type: jsonType, Code: codeInvalidRequest}},
+		{"body not JSON", "", []string{hdrSession, "$SID"}, `{"jsonrpc":`, httpGot{Status: 400, Type: jsonType, Code: codeParse}},
+		{"body empty", "", []string{hdrSession, "$SID"}, ``, httpGot{Status: 400, Type: jsonType, Code: codeParse}},
+		{"body not an object", "", []string{hdrSession, "$SID"}, `"ping"`, httpGot{Status: 200, Type: jsonType, Code: codeInvalidRequest}},
+		// GET, DELETE, other methods and paths.
+		{"get stream", "GET", []string{hdrSession, "$SID", "Accept", "text/event-stream"}, "", httpGot{Status: 200, Type: sseType}},
+		{"get without session", "GET", []string{"Accept", "text/event-stream"}, "", httpGot{Status: 400, Type: jsonType, Code: codeInvalidRequest}},
+		{"get unknown session", "GET", []string{hdrSession, "nope", "Accept", "text/event-stream"}, "", httpGot{Status: 404, Type: jsonType, Code: codeInvalidRequest}},
+		{"get json", "GET", []string{hdrSession, "$SID", "Accept", "application/json"}, "", httpGot{Status: 406, Type: jsonType, Code: codeInvalidRequest}},
+		{"delete", "DELETE", []string{hdrSession, "$SID"}, "", httpGot{Status: 204}},
+		{"delete without session", "DELETE", nil, "", httpGot{Status: 400, Type: jsonType, Code: codeInvalidRequest}},
+		{"delete ended session", "DELETE", []string{hdrSession, "$ENDED"}, "", httpGot{Status: 404, Type: jsonType, Code: codeInvalidRequest}},
+		{"put", "PUT", []string{hdrSession, "$SID"}, tools, httpGot{Status: 405, Type: jsonType, Code: codeInvalidRequest, Allow: "GET, POST, DELETE"}},
+		// The stateless 2026-07-28 form.
+		{"discover", "", modernHdr("server/discover"), modernBody(modernVersion, "server/discover", ""), httpGot{Status: 200, Type: jsonType}},
+		{"stateless tools/list", "", modernHdr("tools/list"), modernBody(modernVersion, "tools/list", ""), httpGot{Status: 200, Type: jsonType}},
+		{"stateless tools/call", "", append(modernHdr("tools/call"), hdrName, "repoGet"), modernBody(modernVersion, "tools/call", `"name":"repoGet","arguments":{"owner":"a","repo":"b"},`), httpGot{Status: 200, Type: jsonType}},
+		{"stateless tools/call base64 name", "", append(modernHdr("tools/call"), hdrName, "=?base64?cmVwb0dldA==?="), modernBody(modernVersion, "tools/call", `"name":"repoGet","arguments":{"owner":"a","repo":"b"},`), httpGot{Status: 200, Type: jsonType}},
+		{"stateless with a session header", "", append(modernHdr("tools/list"), hdrSession, "nope"), modernBody(modernVersion, "tools/list", ""), httpGot{Status: 200, Type: jsonType}},
+		{"stateless notification", "", modernHdr("notifications/cancelled"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, httpGot{Status: 202}},
+		{"Mcp-Name mismatch", "", append(modernHdr("tools/call"), hdrName, "repoDelete"), modernBody(modernVersion, "tools/call", `"name":"repoGet",`), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"Mcp-Name missing", "", modernHdr("tools/call"), modernBody(modernVersion, "tools/call", `"name":"repoGet",`), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"Mcp-Name bad base64", "", append(modernHdr("tools/call"), hdrName, "=?base64?!!?="), modernBody(modernVersion, "tools/call", `"name":"repoGet",`), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"Mcp-Method mismatch", "", modernHdr("tools/call"), modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"Mcp-Method missing", "", []string{hdrVersion, modernVersion}, modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"version header missing", "", []string{hdrMethod, "tools/list"}, modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"version header older", "", []string{hdrVersion, "2025-11-25", hdrMethod, "tools/list"}, modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"version header without _meta", "", modernHdr("tools/list"), tools, httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"unsupported _meta version", "", modernHdr("tools/list"), modernBody("2027-01-01", "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeUnsupportedVersion, Supported: supportedVersions}},
+		{"unsupported header version", "", []string{hdrVersion, "2027-01-01", hdrMethod, "tools/list"}, modernBody("2027-01-01", "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeUnsupportedVersion, Supported: supportedVersions}},
+		{"stateless unknown method", "", modernHdr("foo/bar"), modernBody(modernVersion, "foo/bar", ""), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
+		{"stateless initialize", "", modernHdr("initialize"), modernBody(modernVersion, "initialize", `"protocolVersion":"2025-11-25",`), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
+		{"stateless ping", "", modernHdr("ping"), modernBody(modernVersion, "ping", ""), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ended := httpSessionID(t, ts.URL, "2025-11-25")
+			httpDo(t, ts.URL, http.MethodDelete, []string{hdrSession, ended}, "")
+			r := strings.NewReplacer("$SID", httpSessionID(t, ts.URL, "2025-11-25"), "$OLD", httpSessionID(t, ts.URL, "2025-03-26"), "$ENDED", ended)
+			kv := make([]string, len(tt.header))
+			for i, s := range tt.header {
+				kv[i] = r.Replace(s)
+			}
+			method := tt.method
+			if method == "" {
+				method = http.MethodPost
+			}
+			if diff := cmp.Diff(tt.want, summarize(httpDo(t, ts.URL, method, kv, tt.body))); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// rpcAnswer is a decoded JSON-RPC response of the HTTP tests.
+type rpcAnswer struct {
+	ID     json.RawMessage
+	Method string
+	Result map[string]any
+	Error  *rpcError
+	Params map[string]any
+}
+
+// openStream opens the session's GET stream and returns the data of its
+// events, closed at the end of the stream.
+func openStream(tb testing.TB, ctx context.Context, base, sid string) <-chan string {
+	tb.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(hdrSession, sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET stream: %v %v", resp, err)
+	}
+	events := make(chan string, 16)
+	go func() {
+		defer resp.Body.Close()
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+	}()
+	return events
+}
+
+// nextEvent returns the next event of a stream, or false at its end.
+func nextEvent(tb testing.TB, events <-chan string) (string, bool) {
+	tb.Helper()
+	select {
+	case e, ok := <-events:
+		return e, ok
+	case <-time.After(10 * time.Second):
+		tb.Fatal("no event and no end of stream in 10s")
+	}
+	return "", false
+}
+
+// TestHTTPSessionLifecycle follows one session: initialize, requests with
+// its id, a notification on its GET stream, DELETE, then 404.
+func TestHTTPSessionLifecycle(t *testing.T) {
+	ts, _ := newHTTPTest(t, nil)
+	resp, body := httpDo(t, ts.URL, http.MethodPost, nil, initBody("2025-11-25"))
+	sid := resp.Header.Get(hdrSession)
+	if len(sid) < 16 || strings.Trim(sid, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") != "" {
+		t.Fatalf("Mcp-Session-Id %q: want 16 or more base32 characters", sid)
+	}
+	var init rpcAnswer
+	if err := json.Unmarshal(body, &init); err != nil || init.Result["protocolVersion"] != "2025-11-25" {
+		t.Fatalf("initialize: %s", body)
+	}
+	in := []string{hdrSession, sid, hdrVersion, "2025-11-25"}
+	if resp, _ := httpDo(t, ts.URL, http.MethodPost, in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %s", resp.Status)
+	}
+	_, body = httpDo(t, ts.URL, http.MethodPost, in, `{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+	var list rpcAnswer
+	if err := json.Unmarshal(body, &list); err != nil || string(list.ID) != `"list"` || len(list.Result["tools"].([]any)) == 0 {
+		t.Fatalf("tools/list: %s", body)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := openStream(t, ctx, ts.URL, sid)
+	httpDo(t, ts.URL, http.MethodPost, in, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`)
+	_, body = httpDo(t, ts.URL, http.MethodPost, in, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"a","repo":"b"}}}`)
+	var res rpcAnswer
+	if err := json.Unmarshal(body, &res); err != nil || res.Result["isError"] != true {
+		t.Fatalf("tools/call without GITEA_URL: want an isError result, got %s", body)
+	}
+	var note rpcAnswer
+	if e, _ := nextEvent(t, events); json.Unmarshal([]byte(e), &note) != nil || note.Method != "notifications/message" {
+		t.Fatalf("GET stream: want notifications/message, got %q", e)
+	}
+	if resp, _ := httpDo(t, ts.URL, http.MethodDelete, in, ""); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %s", resp.Status)
+	}
+	if _, open := nextEvent(t, events); open {
+		t.Error("the GET stream outlived its session")
+	}
+	if resp, _ := httpDo(t, ts.URL, http.MethodPost, in, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("tools/list after DELETE: got %s, want 404", resp.Status)
+	}
+}
+
+// TestHTTPOrigin checks the DNS-rebinding defence: each Origin is admitted
+// or refused with 403, with MCP_ALLOWED_ORIGINS naming one origin.
+func TestHTTPOrigin(t *testing.T) {
+	ts, _ := newHTTPTest(t, map[string]string{"MCP_ALLOWED_ORIGINS": "https://App.example.com, http://tool.example:8080"})
+	tests := []struct {
+		origin []string // Origin header values; none means no header
+		want   int
+	}{
+		{nil, 200},
+		{[]string{"http://localhost"}, 200},
+		{[]string{"http://localhost:6274"}, 200},
+		{[]string{"HTTP://LOCALHOST:6274"}, 200},
+		{[]string{"https://127.0.0.1:3000"}, 200},
+		{[]string{"http://127.8.9.10"}, 200},
+		{[]string{"http://[::1]:8080"}, 200},
+		{[]string{"https://app.example.com"}, 200},
+		{[]string{"http://tool.example:8080"}, 200},
+		{[]string{"http://evil.example"}, 403},
+		{[]string{"null"}, 403},
+		{[]string{"http://localhost.evil.example"}, 403},
+		{[]string{"http://127.0.0.1.nip.io"}, 403},
+		{[]string{"http://localhost@evil.example"}, 403},
+		{[]string{"http://10.0.0.1"}, 403},
+		{[]string{"http://[::]"}, 403},
+		{[]string{"file://localhost"}, 403},
+		{[]string{"http://localhost/path"}, 403},
+		{[]string{"http://app.example.com"}, 403},
+		{[]string{"https://app.example.com:8443"}, 403},
+		{[]string{"http://tool.example"}, 403},
+		{[]string{"http://localhost", "http://evil.example"}, 403},
+	}
+	for _, tt := range tests {
+		var kv []string
+		for _, o := range tt.origin {
+			kv = append(kv, "Origin", o)
+		}
+		if resp, _ := httpDo(t, ts.URL, http.MethodPost, kv, initBody("2025-11-25")); resp.StatusCode != tt.want {
+			t.Errorf("Origin %q: got %d, want %d", tt.origin, resp.StatusCode, tt.want)
+		}
+	}
+}
+
+// TestHTTPBearer checks static bearer mode: only the exact token, in one
+// Authorization header, is admitted; the 401 never echoes it.
+func TestHTTPBearer(t *testing.T) {
+	const token = "s3cret-Token_0123456789"
+	ts, _ := newHTTPTest(t, map[string]string{"MCP_BEARER_TOKEN": token})
+	tests := []struct {
+		auth []string // Authorization header values
+		want int
+	}{
+		{[]string{"Bearer " + token}, 200},
+		{[]string{"bearer " + token}, 200},
+		{[]string{"Bearer  " + token + " "}, 200},
+		{nil, 401},
+		{[]string{"Bearer"}, 401},
+		{[]string{"Bearer "}, 401},
+		{[]string{"Bearer wrong"}, 401},
+		{[]string{"Bearer " + token + "x"}, 401},
+		{[]string{"Bearer " + token[:len(token)-1]}, 401},
+		{[]string{"Basic " + token}, 401},
+		{[]string{token}, 401},
+		{[]string{"Bearer " + token, "Bearer " + token}, 401},
+	}
+	for _, tt := range tests {
+		var kv []string
+		for _, a := range tt.auth {
+			kv = append(kv, "Authorization", a)
+		}
+		resp, body := httpDo(t, ts.URL, http.MethodPost, kv, initBody("2025-11-25"))
+		got := httpGot{Status: resp.StatusCode, Auth: resp.Header.Get("WWW-Authenticate")}
+		want := httpGot{Status: tt.want}
+		if tt.want == 401 {
+			want.Auth = "Bearer"
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Authorization %q: mismatch (-want +got):\n%s", tt.auth, diff)
+		}
+		if strings.Contains(string(body), token) {
+			t.Errorf("Authorization %q: the answer echoes the token", tt.auth)
+		}
+	}
+	if resp, _ := httpDo(t, strings.Replace(ts.URL, "://", "://x:"+token+"@", 1), http.MethodPost, nil, initBody("2025-11-25")); resp.StatusCode != 401 {
+		t.Errorf("token as basic-auth user info: got %s, want 401", resp.Status)
+	}
+}
+
+// TestHTTPConfig checks the transport's settings: each is accepted or
+// refused with an error that never contains the token.
+func TestHTTPConfig(t *testing.T) {
+	tests := []struct {
+		env     map[string]string
+		wantErr string // substring of the error; "" for none
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"MCP_BEARER_TOKEN": "abcdefghijklmnop"}, ""},
+		{map[string]string{"MCP_BEARER_TOKEN": "A-._~+/=0123456789"}, ""},
+		{map[string]string{"MCP_BEARER_TOKEN": "short"}, "MCP_BEARER_TOKEN"},
+		{map[string]string{"MCP_BEARER_TOKEN": "abcdefgh ijklmnopq"}, "MCP_BEARER_TOKEN"},
+		{map[string]string{"MCP_BEARER_TOKEN": "abcdefghijklmnopq\n"}, "MCP_BEARER_TOKEN"},
+		{map[string]string{"MCP_ALLOWED_ORIGINS": "https://a.example, http://b.example:8080,"}, ""},
+		{map[string]string{"MCP_ALLOWED_ORIGINS": "https://a.example/"}, `"https://a.example/" is not an origin`},
+		{map[string]string{"MCP_ALLOWED_ORIGINS": "a.example"}, `"a.example" is not an origin`},
+		{map[string]string{"MCP_ALLOWED_ORIGINS": "*"}, `"*" is not an origin`},
+	}
+	for _, tt := range tests {
+		_, err := loadHTTPConfig(func(k string) string { return tt.env[k] })
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if tt.wantErr == "" && err != nil || !strings.Contains(got, tt.wantErr) {
+			t.Errorf("%v: got error %q, want %q", tt.env, got, tt.wantErr)
+		}
+		if tok := tt.env["MCP_BEARER_TOKEN"]; tok != "" && strings.Contains(got, tok) {
+			t.Errorf("%v: the error echoes the token", tt.env)
+		}
+	}
+}
+
+// TestHTTPHandler checks that httpHandler reads the environment and fails
+// closed on a malformed setting.
+func TestHTTPHandler(t *testing.T) {
+	s, err := newServer(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		token string
+		want  int
+	}{{"", 200}, {"s3cret-Token_0123456789", 401}, {"short", 500}} {
+		t.Setenv("MCP_BEARER_TOKEN", tt.token)
+		ts := httptest.NewServer(s.httpHandler())
+		if resp, _ := httpDo(t, ts.URL, http.MethodPost, nil, initBody("2025-11-25")); resp.StatusCode != tt.want {
+			t.Errorf("MCP_BEARER_TOKEN %q: got %s, want %d", tt.token, resp.Status, tt.want)
+		}
+		ts.Close()
+	}
+}
+
+// TestHTTPListenAddr checks where -http binds and when it refuses to.
+func TestHTTPListenAddr(t *testing.T) {
+	tests := []struct {
+		addr    string
+		auth    bool
+		want    string
+		wantErr bool
+	}{
+		{":8080", false, "127.0.0.1:8080", false},
+		{":0", false, "127.0.0.1:0", false},
+		{"127.0.0.1:8080", false, "127.0.0.1:8080", false},
+		{"127.1.2.3:8080", false, "127.1.2.3:8080", false},
+		{"localhost:8080", false, "localhost:8080", false},
+		{"[::1]:8080", false, "[::1]:8080", false},
+		{"0.0.0.0:8080", false, "", true},
+		{"[::]:8080", false, "", true},
+		{"192.168.1.2:8080", false, "", true},
+		{"gitea-mcp.example:8080", false, "", true},
+		{"0.0.0.0:8080", true, "0.0.0.0:8080", false},
+		{"8080", false, "", true},
+		{"", false, "", true},
+	}
+	for _, tt := range tests {
+		got, err := httpListenAddr(tt.addr, tt.auth)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("httpListenAddr(%q, %v) = %q, %v; want %q, error %v", tt.addr, tt.auth, got, err, tt.want, tt.wantErr)
+		}
+	}
+	t.Setenv("MCP_BEARER_TOKEN", "")
+	s, _ := newServer(func(string) string { return "" })
+	if err := s.serveHTTP(context.Background(), "0.0.0.0:0"); err == nil || !strings.Contains(err.Error(), "MCP_BEARER_TOKEN") {
+		t.Errorf("serveHTTP on 0.0.0.0 without a token: got %v, want an error naming MCP_BEARER_TOKEN", err)
+	}
+}
+
+// TestHTTPConcurrent sends 200 tools/list requests at once over one
+// session: each answer must carry its own request's id.
+func TestHTTPConcurrent(t *testing.T) {
+	ts, _ := newHTTPTest(t, nil)
+	sid := httpSessionID(t, ts.URL, "2025-11-25")
+	const n = 200
+	got := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			resp, body := httpDo(t, ts.URL, http.MethodPost, []string{hdrSession, sid}, fmt.Sprintf(`{"jsonrpc":"2.0","id":"r%d","method":"tools/list"}`, i))
+			var a rpcAnswer
+			if err := json.Unmarshal(body, &a); err != nil || resp.StatusCode != 200 || a.Error != nil || len(a.Result["tools"].([]any)) == 0 {
+				got[i] = fmt.Sprintf("bad answer %s: %s", resp.Status, body)
+				return
+			}
+			got[i] = string(a.ID)
+		})
+	}
+	wg.Wait()
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf(`"r%d"`, i)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestHTTPSessionLimits checks that the least recently used idle session
+// makes room for a new one, that idle sessions expire, and that a new
+// session is refused with 503 while every session is busy.
+func TestHTTPSessionLimits(t *testing.T) {
+	ts, tr := newHTTPTest(t, nil)
+	tr.mu.Lock()
+	tr.limit = 2
+	tr.mu.Unlock()
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	status := func(sid string) int {
+		resp, _ := httpDo(t, ts.URL, http.MethodPost, []string{hdrSession, sid}, list)
+		return resp.StatusCode
+	}
+	a := httpSessionID(t, ts.URL, "2025-11-25")
+	b := httpSessionID(t, ts.URL, "2025-11-25")
+	status(a) // b is now the least recently used
+	c := httpSessionID(t, ts.URL, "2025-11-25")
+	if diff := cmp.Diff([]int{200, 404, 200}, []int{status(a), status(b), status(c)}); diff != "" {
+		t.Errorf("eviction: mismatch (-want +got):\n%s", diff)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	openStream(t, ctx, ts.URL, a)
+	openStream(t, ctx, ts.URL, c)
+	if resp, _ := httpDo(t, ts.URL, http.MethodPost, nil, initBody("2025-11-25")); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("initialize with every session busy: got %s, want 503", resp.Status)
+	}
+	cancel()
+	tr.mu.Lock()
+	tr.idle = 0
+	tr.mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); status(c) != http.StatusNotFound; {
+		if time.Now().After(deadline) { // the stream's release follows the client's close
+			t.Fatal("an idle session did not expire")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHTTPClientDisconnect shows that the request's context reaches Gitea:
+// a client that gives up cancels the Gitea call in flight.
+func TestHTTPClientDisconnect(t *testing.T) {
+	arrived, cancelled := make(chan struct{}), make(chan struct{})
+	gitea := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	defer gitea.Close()
+	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567"})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp",
+		strings.NewReader(modernBody(modernVersion, "tools/call", `"name":"repoGet","arguments":{"owner":"a","repo":"b"},`)))
+	req.Header = http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"},
+		hdrVersion: {modernVersion}, hdrMethod: {"tools/call"}, hdrName: {"repoGet"}}
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("the request finished before the client gave up")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Gitea request was not cancelled")
+	}
+}
+
+// TestHTTPServe serves on a real listener and shuts down when the context
+// is cancelled, ending the GET streams.
+func TestHTTPServe(t *testing.T) {
+	s, err := newServer(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.newHTTPTransport(&httpConfig{}).serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+	events := openStream(t, context.Background(), base, httpSessionID(t, base, "2025-11-25"))
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return after cancel")
+	}
+	for _, open := nextEvent(t, events); open; _, open = nextEvent(t, events) {
+	}
+	if _, err := http.Get(base + "/mcp"); err == nil {
+		t.Error("the server still answers after shutdown")
+	}
+}
+
+// FuzzHTTPAccepts checks that Accept parsing never panics and that a header
+// naming the type alone allows it.
+func FuzzHTTPAccepts(f *testing.F) {
+	for _, s := range []string{"application/json, text/event-stream", "*/*;q=0.1", "application/json;q=0, */*", "text/*;q=abc", ";;,", "a/b;q=1e999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		accepts([]string{header}, "application/json")
+		if !accepts([]string{header + ",application/json"}, "application/json") && !strings.Contains(header, "application/json") {
+			t.Errorf("Accept %q plus application/json refuses application/json", header)
+		}
+	})
+}
+
+// FuzzHTTPHeaderValue checks the =?base64?...?= decoding: no panics, and a
+// value without the sentinel is itself.
+func FuzzHTTPHeaderValue(f *testing.F) {
+	for _, s := range []string{"repoGet", "=?base64?cmVwb0dldA==?=", "=?base64?!!?=", "=?base64??=", "=?base64?", "?="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, ok := decodeHeaderValue(v)
+		if !strings.HasPrefix(v, "=?base64?") && (got != v || !ok) {
+			t.Errorf("decodeHeaderValue(%q) = %q, %v; want it unchanged", v, got, ok)
+		}
+	})
+}
+
+// FuzzHTTPOrigin checks that an admitted Origin is listed or names a
+// loopback host.
+func FuzzHTTPOrigin(f *testing.F) {
+	c := &httpConfig{origins: []string{"https://app.example.com"}}
+	for _, s := range []string{"http://localhost:1", "http://[::1]", "http://127.0.0.1.evil", "null", "https://app.example.com", "http://localhost@evil"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, origin string) {
+		if !c.originAllowed(origin) {
+			return
+		}
+		h := origin[strings.Index(origin, "://")+3:]
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
+		h = strings.Trim(h, "[]")
+		if !strings.EqualFold(origin, "https://app.example.com") && !isLoopback(h) {
+			t.Errorf("Origin %q admitted: host %q is not loopback", origin, h)
+		}
+	})
+}
+
+// FuzzHTTPPost sends arbitrary headers and bodies through the handler: it
+// must answer with a known status and, but for 202 and 204, a JSON body.
+func FuzzHTTPPost(f *testing.F) {
+	s, err := newServer(func(string) string { return "" })
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := s.newHTTPTransport(&httpConfig{})
+	f.Add("application/json", "application/json", modernVersion, "tools/list", "", modernBody(modernVersion, "tools/list", ""))
+	f.Add("*/*", "application/json", modernVersion, "tools/call", "=?base64?eA==?=", modernBody(modernVersion, "tools/call", `"name":"x",`))
+	f.Add("text/event-stream", "application/json;charset=utf-8", "", "", "", initBody("2025-11-25"))
+	f.Add("", "text/plain", "1999", "ping", "", `[{}]`)
+	f.Fuzz(func(t *testing.T, accept, ctype, version, method, name, body string) {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		for k, v := range map[string]string{"Accept": accept, "Content-Type": ctype, hdrVersion: version, hdrMethod: method, hdrName: name} {
+			if v != "" {
+				req.Header.Set(k, v)
+			}
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		switch w.Code {
+		case 200, 400, 404, 406, 413, 415:
+			data := w.Body.String()
+			if w.Header().Get("Content-Type") == sseType {
+				data = strings.TrimSpace(strings.TrimPrefix(data, "event: message\ndata: "))
+			}
+			if !json.Valid([]byte(data)) {
+				t.Errorf("status %d with a body that is not JSON: %q", w.Code, w.Body)
+			}
+		case 202:
+		default:
+			t.Errorf("unexpected status %d: %s", w.Code, w.Body)
+		}
+	})
+}
+
+// BenchmarkHTTPToolsList measures one tools/list round trip over a session.
+func BenchmarkHTTPToolsList(b *testing.B) {
+	ts, _ := newHTTPTest(b, nil)
+	sid := httpSessionID(b, ts.URL, "2025-11-25")
+	for b.Loop() {
+		if resp, _ := httpDo(b, ts.URL, http.MethodPost, []string{hdrSession, sid}, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+}
+
+// BenchmarkHTTPStateless measures one stateless tools/list round trip.
+func BenchmarkHTTPStateless(b *testing.B) {
+	ts, _ := newHTTPTest(b, nil)
+	body := modernBody(modernVersion, "tools/list", "")
+	for b.Loop() {
+		if resp, _ := httpDo(b, ts.URL, http.MethodPost, []string{hdrVersion, modernVersion, hdrMethod, "tools/list"}, body); resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+}
