@@ -349,7 +349,7 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 			s, _ := decodeString(b[i:end])
 			switch {
 			case wantKey:
-				key = s
+				key, _ = stripHidden(s)
 			case isValue && sc.mask && s != "":
 				if rule := secretMember(key, b[objStart[depth]:]); rule != "" {
 					sc.note(rule)

@@ -1,15 +1,15 @@
 package main
 
 // Secret handling for tool results (ADR 0005, "Secret handling in results"):
-// exact redaction of known secrets, pattern masking of likely secrets, removal
-// of hidden Unicode text and a depth guard for JSON bodies. Every function here
-// is pure: decoded trees are never modified, and a string or tree with nothing
-// to change is returned as is, not copied. Hidden characters go first (see
-// scrubString), as one inside a secret would hide it from both other layers.
+// exact redaction of known secrets (the token, configured secrets and the
+// request body's secret fields), pattern masking of likely secrets and removal
+// of hidden Unicode text, string by string; scrubber (envelope.go) applies
+// them to JSON. A string with nothing to change is returned as is, not copied.
+// Hidden characters go first (see scrubString), as one inside a secret would
+// hide it from both other layers.
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,21 +45,12 @@ func newRedactor(secrets ...string) *redactor {
 	return &redactor{secrets: s}
 }
 
-// redactString replaces every occurrence of every secret in s with
-// redactedMarker. Overlapping and adjacent occurrences become one marker, so
-// no part of any secret is left behind. If a secret would still occur in the
-// result (a secret containing brackets can straddle a marker), the whole
-// string becomes redactedMarker.
-func (r *redactor) redactString(s string) string {
-	out, _ := r.redact(s)
-	return out
-}
-
-// redact is redactString that also reports whether s changed.
-func (r *redactor) redact(s string) (string, bool) {
-	if r == nil {
-		return s, false
-	}
+// redact replaces every occurrence of every secret in s with redactedMarker.
+// Overlapping and adjacent occurrences become one marker, so no part of any
+// secret is left behind. If a secret would still occur in the result (a
+// secret containing brackets can straddle a marker), the whole string becomes
+// redactedMarker.
+func (r *redactor) redact(s string) string {
 	var spans [][2]int
 	for _, sec := range r.secrets {
 		for i := 0; i <= len(s)-len(sec); {
@@ -72,25 +63,14 @@ func (r *redactor) redact(s string) (string, bool) {
 		}
 	}
 	if spans == nil {
-		return s, false
+		return s
 	}
 	out := replaceSpans(s, spans, redactedMarker)
 	for _, sec := range r.secrets {
 		if strings.Contains(out, sec) {
-			return redactedMarker, true
+			return redactedMarker
 		}
 	}
-	return out, true
-}
-
-// redactValue returns the decoded JSON value v with every secret redacted from
-// its string values and object keys. If two keys of one object redact to the
-// same key, one of their values is kept.
-func (r *redactor) redactValue(v any) any {
-	if r == nil || len(r.secrets) == 0 {
-		return v
-	}
-	out, _ := rewriteTree(v, r.redact, nil)
 	return out
 }
 
@@ -114,59 +94,9 @@ func replaceSpans(s string, spans [][2]int, marker string) string {
 	return b.String()
 }
 
-// rewriteTree passes every string value and object key of the decoded JSON
-// value v through str, and every object member (with its new key) through
-// member, if not nil, before descending into it. It copies only the
-// containers that change and reports whether anything changed.
-func rewriteTree(v any, str func(string) (string, bool), member func(obj map[string]any, key string, val any) (any, bool)) (any, bool) {
-	switch t := v.(type) {
-	case string:
-		if ns, ok := str(t); ok {
-			return ns, true
-		}
-	case []any:
-		var out []any
-		for i, e := range t {
-			if ne, ok := rewriteTree(e, str, member); ok {
-				if out == nil {
-					out = slices.Clone(t)
-				}
-				out[i] = ne
-			}
-		}
-		if out != nil {
-			return out, true
-		}
-	case map[string]any:
-		var out map[string]any
-		for k, e := range t {
-			nk, kok := str(k)
-			ne, vok := any(nil), false
-			if member != nil {
-				ne, vok = member(t, nk, e)
-			}
-			if !vok {
-				ne, vok = rewriteTree(e, str, member)
-			}
-			if !vok && !kok {
-				continue
-			}
-			if out == nil {
-				out = maps.Clone(t)
-			}
-			delete(out, k)
-			out[nk] = ne
-		}
-		if out != nil {
-			return out, true
-		}
-	}
-	return v, false
-}
-
 // secretFields are the request-body fields whose values are redacted from the
-// result of the same call (ADR 0005), matched case-insensitively. maskValue
-// also masks them wherever a result object carries them.
+// result of the same call (ADR 0005), matched case-insensitively.
+// secretMember also masks them wherever a result object carries them.
 var secretFields = map[string]bool{
 	"password": true, "secret": true, "client_secret": true, "token": true,
 	"access_token": true, "auth_password": true, "auth_token": true,
@@ -276,7 +206,7 @@ const secretValueEnd = "(?:[\\s\"'`,;&<>)\\]}]|$)"
 // are masked as one. A bare 40-hex string is never masked: Gitea access tokens
 // share that shape with commit SHAs, so they are masked only in context
 // (authorization_header, bearer, url_credentials, generic_secret here; the
-// sha1 of an access token object in maskValue).
+// sha1 of an access token object in secretMember).
 var secretRules = []secretRule{{
 	name: "github",
 	lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
@@ -626,89 +556,18 @@ func maskString(s string) (string, []string) {
 	return replaceSpans(s, spans, maskedMarker), names
 }
 
-// maskValue masks the string values and object keys of the decoded JSON value
-// v with maskString and its object members with maskMember. It returns the
-// sorted names of the rules that matched.
-func maskValue(v any) (any, []string) {
-	var names []string
-	out, _ := rewriteTree(v, func(s string) (string, bool) {
-		out, rules := maskString(s)
-		names = append(names, rules...)
-		return out, rules != nil
-	}, maskMembers(&names))
-	slices.Sort(names)
-	return out, slices.Compact(names)
-}
-
-// maskMembers returns a member function for rewriteTree that masks with
-// maskMember and appends the names of the rules that matched to names.
-func maskMembers(names *[]string) func(obj map[string]any, k string, v any) (any, bool) {
-	return func(obj map[string]any, k string, v any) (any, bool) {
-		rule := maskMember(obj, k, v)
-		if rule == "" {
-			return v, false
-		}
-		*names = append(*names, rule)
-		return maskedMarker, true
-	}
-}
-
-// maskMember returns the name of the rule that masks the whole member k: v of
-// object obj, or "": a non-empty string value of secretFields (secret_field),
-// or the sha1 of an object that looks like a Gitea access token, that is, one
-// that also has token_last_eight or scopes (gitea_token_sha1). A sha1
-// elsewhere, such as a package file's, is left alone.
-func maskMember(obj map[string]any, k string, v any) string {
-	if s, ok := v.(string); !ok || s == "" {
-		return ""
-	}
-	if k == "sha1" {
-		_, last8 := obj["token_last_eight"]
-		_, scopes := obj["scopes"]
-		if last8 || scopes {
-			return "gitea_token_sha1"
-		}
-	}
-	if secretFields[strings.ToLower(k)] {
-		return "secret_field"
-	}
-	return ""
-}
-
-// scrubString applies stripHidden, r.redactString and, if mask is set,
-// maskString to s in that order, so that a hidden character cannot split a
-// secret from either layer. It returns the text, the sorted names of the
-// masking rules that matched and the number of hidden characters removed.
+// scrubString applies stripHidden, r.redact and, if mask is set, maskString
+// to s in that order, so that a hidden character cannot split a secret from
+// either layer. It returns the text, the sorted names of the masking rules
+// that matched and the number of hidden characters removed.
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
-	s, _ = r.redact(s)
+	s = r.redact(s)
 	var rules []string
 	if mask {
 		s, rules = maskString(s)
 	}
 	return s, rules, hidden
-}
-
-// scrubValue is scrubString over the string values and object keys of the
-// decoded JSON value v, plus maskMember if mask is set, in one walk: the same
-// as stripHiddenValue, r.redactValue and maskValue in that order. It returns
-// the new value, the sorted names of the masking rules that matched and the
-// number of hidden characters removed.
-func scrubValue(v any, r *redactor, mask bool) (any, []string, int) {
-	var names []string
-	hidden := 0
-	var member func(obj map[string]any, k string, v any) (any, bool)
-	if mask {
-		member = maskMembers(&names)
-	}
-	out, _ := rewriteTree(v, func(s string) (string, bool) {
-		out, rules, n := scrubString(s, r, mask)
-		names = append(names, rules...)
-		hidden += n
-		return out, out != s
-	}, member)
-	slices.Sort(names)
-	return out, slices.Compact(names), hidden
 }
 
 // stripHidden removes the characters that hide text from a reader: Unicode
@@ -753,16 +612,4 @@ func hiddenSize(s string, i int) int {
 		return size
 	}
 	return 0
-}
-
-// stripHiddenValue applies stripHidden to the string values and object keys of
-// the decoded JSON value v, returning the new value and the total removed.
-func stripHiddenValue(v any) (any, int) {
-	total := 0
-	out, _ := rewriteTree(v, func(s string) (string, bool) {
-		out, n := stripHidden(s)
-		total += n
-		return out, n > 0
-	}, nil)
-	return out, total
 }
