@@ -199,3 +199,22 @@ func TestE2ERuntimeSwitching(t *testing.T) {
 		t.Errorf("after the switch: %v", who)
 	}
 }
+
+func TestE2ESudo(t *testing.T) {
+	g := needGitea(t)
+	owner, repo := ownerRepo(g)
+	c := e2eClient(t, g, "alice", "GITEA_SUDO=bob", workflowTools)
+	who, isErr := c.callTool("gitea_whoami", map[string]any{})
+	if isErr || str(who["login"]) != "bob" || str(who["mode"]) != "sudo" || str(who["sudo"]) != "bob" {
+		t.Errorf("gitea_whoami in sudo mode: %v", who)
+	}
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": owner, "repo": repo}})
+	if id := res["identity"]; str(get(id, "login")) != "bob" || str(get(id, "mode")) != "sudo" || str(get(id, "sudo")) != "bob" {
+		t.Errorf("envelope identity %v", id)
+	}
+	// Acting for bob, alice's admin token still cannot merge bob's pull request.
+	res, isErr = c.callTool("repoMergePullRequest", map[string]any{"owner": owner, "repo": repo, "index": g.PR, "body": map[string]any{"do": "merge"}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), "authored this pull request") {
+		t.Errorf("merge of bob's pull request acting as bob: %v", res)
+	}
+}

@@ -144,7 +144,7 @@ func (x *executor) blocked(env *envelope, rules []string) map[string]any {
 }
 
 // failure builds the envelope of a request that got no usable answer.
-func (x *executor) failure(ex *sent, err error, red *redactor) map[string]any {
+func (x *executor) failure(ctx context.Context, ex *sent, err error, red *redactor) map[string]any {
 	kind := "network_error"
 	var ke *kindError
 	switch {
@@ -157,8 +157,9 @@ func (x *executor) failure(ex *sent, err error, red *redactor) map[string]any {
 	}
 	sc := &scrubber{red: red, mask: x.cfg.secretMode != modeOff}
 	msg, _ := sc.text(err.Error(), maxErrorMessage)
+	_, caller := x.active(ctx)
 	env := envelope{Request: requestInfo{Method: ex.method, Path: ex.path}, Status: ex.status,
-		Identity: x.identity(), UntrustedContent: untrustedNotice,
+		Identity: caller.identity(), UntrustedContent: untrustedNotice,
 		Error: &failure{Status: ex.status, Kind: kind, Message: x.stripBase(msg)}}
 	return envelopeResult(&env)
 }
@@ -174,7 +175,8 @@ func (e *kindError) Error() string { return e.err.Error() }
 // newEnvelope fills the fields every result shares.
 func (x *executor) newEnvelope(ctx context.Context, op *operation, ex *sent) *envelope {
 	x.whoami(ctx)
-	return &envelope{Identity: x.identity(),
+	_, c := x.active(ctx)
+	return &envelope{Identity: c.identity(),
 		Request: requestInfo{Method: ex.method, Path: ex.path, Operation: op.ID}, Status: ex.status,
 		UntrustedContent: untrustedNotice}
 }

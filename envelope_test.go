@@ -240,7 +240,7 @@ func BenchmarkResultPipeline(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := testServer(b, bc.env)
-			s.exec.login = "bench"
+			s.exec.self.login = "bench"
 			op := s.cat.byID["issueListIssues"]
 			ex := &sent{method: "GET", path: "/repos/o/r/issues", status: 200, body: raw,
 				header: http.Header{"Content-Type": {"application/json;charset=utf-8"}, "X-Total-Count": {"900"}}}

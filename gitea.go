@@ -45,17 +45,46 @@ type executor struct {
 	audit    *auditLog
 	srcDir   string // the checkout the server runs from, for infraCheck; "" if none
 
-	mu    sync.Mutex
-	prof  *profile // active profile; nil: reads only
-	token string   // the active profile's token
-	login string   // the token's login, verified through Gitea; "" until then
+	mu   sync.Mutex
+	prof *profile // active profile; nil: reads only
+	self *caller  // the active profile's identity
 }
 
-// active returns the active profile and its token.
-func (x *executor) active() (*profile, string) {
+// caller is the identity a request acts as: a token, how it was obtained
+// (mode "token", "sudo" or "oauth"), the user every request acts for in sudo
+// mode, and the login Gitea verified for it, cached.
+type caller struct {
+	token string
+	mode  string
+	sudo  string
+
+	mu    sync.Mutex
+	login string // verified effective login; "" until verified
+}
+
+// callerKey carries a per-request caller (OAuth) in a request's context.
+type callerKey struct{}
+
+// active returns the active profile and the identity a request acts as: its
+// own caller (OAuth) or the profile's.
+func (x *executor) active(ctx context.Context) (*profile, *caller) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.prof, x.token
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+		return x.prof, c
+	}
+	return x.prof, x.self
+}
+
+// activate makes p the active profile, acting with a fresh caller for token.
+func (x *executor) activate(p *profile, token string) {
+	c := &caller{token: token, mode: "token", sudo: x.cfg.sudo}
+	if c.sudo != "" {
+		c.mode = "sudo"
+	}
+	x.mu.Lock()
+	x.prof, x.self = p, c
+	x.mu.Unlock()
 }
 
 // setCatalog gives the executor the operations it resolves; the route table is
@@ -99,8 +128,8 @@ func (x *executor) run(ctx context.Context, r *request) map[string]any {
 	if x.cfg.url == nil {
 		return errorResult("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
 	}
-	prof, token := x.active()
-	if token == "" {
+	prof, c := x.active(ctx)
+	if c.token == "" {
 		return errorResult("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
 	}
 	op, pathParams, query, body, err := x.resolve(r)
@@ -115,24 +144,24 @@ func (x *executor) run(ctx context.Context, r *request) map[string]any {
 	if err != nil {
 		return errorResult("invalid_request", err.Error())
 	}
-	red := newRedactor(append(append([]string{token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
+	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
 	args := r.args
 	if r.raw {
 		args = map[string]any{"body": r.body}
 	}
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
 	if !d.Allowed {
-		x.record(d, prof, op.Method, p, 0)
-		env := &envelope{Identity: x.identity(), Request: requestInfo{Method: op.Method, Path: p, Operation: op.ID},
+		x.record(d, prof, c, op.Method, p, 0)
+		env := &envelope{Identity: c.identity(), Request: requestInfo{Method: op.Method, Path: p, Operation: op.ID},
 			UntrustedContent: untrustedNotice, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
 		return envelopeResult(env)
 	}
 	ex, err := x.send(ctx, op, p, query, body)
 	if d.RequiredPermission != permRead {
-		x.record(d, prof, op.Method, p, ex.status)
+		x.record(d, prof, c, op.Method, p, ex.status)
 	}
 	if err != nil {
-		return x.failure(ex, err, red)
+		return x.failure(ctx, ex, err, red)
 	}
 	return x.result(ctx, op, ex, red)
 }
@@ -197,20 +226,24 @@ func (x *executor) live(ctx context.Context, opID string, params map[string]stri
 
 // record appends one mutation attempt to the audit log. A failure to write
 // it is reported on stderr; the log is then closed to further writes.
-func (x *executor) record(d decision, prof *profile, method, path string, status int) {
-	if err := x.audit.record(auditEntryFor(d, prof, "", method, path, status)); err != nil {
+func (x *executor) record(d decision, prof *profile, c *caller, method, path string, status int) {
+	if err := x.audit.record(auditEntryFor(d, prof, c.sudo, method, path, status)); err != nil {
 		fmt.Fprintf(os.Stderr, "giteamcp: audit log: %v\n", err)
 	}
 }
 
-// identity is the envelope's identity of the active token.
-func (x *executor) identity() identity {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	id := identity{Mode: "token"}
-	if x.login != "" {
-		login := x.login
+// identity is the envelope's identity of a caller.
+func (c *caller) identity() identity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := identity{Mode: c.mode}
+	if c.login != "" {
+		login := c.login
 		id.Login = &login
+	}
+	if c.sudo != "" {
+		sudo := c.sudo
+		id.Sudo = &sudo
 	}
 	return id
 }
@@ -340,8 +373,11 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 	if err != nil {
 		return ex, err
 	}
-	_, token := x.active()
-	req.Header.Set("Authorization", "token "+token)
+	_, c := x.active(ctx)
+	req.Header.Set("Authorization", "token "+c.token)
+	if c.sudo != "" {
+		req.Header.Set("Sudo", c.sudo)
+	}
 	req.Header.Set("Accept", "application/json")
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -374,12 +410,14 @@ func tooLarge(limit int) error {
 	return &kindError{"payload_too_large", fmt.Errorf("answer larger than %d bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", limit)}
 }
 
-// whoami returns the login of the active token, verified through Gitea once
-// and cached until the profile changes; "" when Gitea cannot tell.
+// whoami returns the effective login of the request's caller (in sudo mode
+// the sudo user), verified through Gitea once and cached; "" when Gitea
+// cannot tell.
 func (x *executor) whoami(ctx context.Context) string {
-	x.mu.Lock()
-	login, token := x.login, x.token
-	x.mu.Unlock()
+	_, c := x.active(ctx)
+	c.mu.Lock()
+	login := c.login
+	c.mu.Unlock()
 	if login != "" {
 		return login
 	}
@@ -389,10 +427,8 @@ func (x *executor) whoami(ctx context.Context) string {
 	if !x.live(ctx, "userGetCurrent", nil, &u) || u.Login == "" {
 		return ""
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.token == token { // the profile did not change meanwhile
-		x.login = u.Login
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.login = u.Login
 	return u.Login
 }

@@ -139,6 +139,7 @@ type config struct {
 	profileName string // GITEA_MCP_PROFILE
 	profileFile string // GITEA_MCP_CONFIG
 	auditPath   string // GITEA_AUDIT_LOG
+	sudo        string // GITEA_SUDO: the user every request acts for
 	openapi     string
 	tools       string
 	off         string
@@ -158,7 +159,7 @@ const maxReadBytes = 8 << 20
 
 // loadConfig reads and checks the configuration.
 func loadConfig(getenv func(string) string) (*config, error) {
-	c := &config{profileName: getenv("GITEA_MCP_PROFILE"), profileFile: getenv("GITEA_MCP_CONFIG"), auditPath: getenv("GITEA_AUDIT_LOG"), openapi: getenv("GITEA_OPENAPI"), tools: getenv("GITEA_MCP_TOOLS"),
+	c := &config{profileName: getenv("GITEA_MCP_PROFILE"), profileFile: getenv("GITEA_MCP_CONFIG"), auditPath: getenv("GITEA_AUDIT_LOG"), sudo: getenv("GITEA_SUDO"), openapi: getenv("GITEA_OPENAPI"), tools: getenv("GITEA_MCP_TOOLS"),
 		off: getenv("DISABLED_TOOLS"), timeout: 30 * time.Second, revealEndpoints: getenv("GITEA_MCP_REVEAL_ENDPOINTS") == "1"}
 	for _, name := range []string{"GITEA_TOKEN", "MCP_BEARER_TOKEN", "GITEA_OAUTH_CLIENT_SECRET"} {
 		if v := getenv(name); v != "" {
@@ -236,12 +237,14 @@ func newServer(getenv func(string) string) (*server, error) {
 	if err := infraCheck(cfg.profileFile, x.srcDir); err != nil {
 		return nil, err
 	}
-	if x.prof, x.token, err = selectProfile(x.profiles, cfg.profileName, getenv); err != nil {
+	prof, token, err := selectProfile(x.profiles, cfg.profileName, getenv)
+	if err != nil {
 		return nil, err
 	}
-	if strings.ContainsAny(x.token, " \t\r\n") {
+	if strings.ContainsAny(token, " \t\r\n") {
 		return nil, errors.New("the Gitea token contains white space")
 	}
+	x.activate(prof, token)
 	if x.audit, err = openAudit(cfg.auditPath); err != nil {
 		return nil, fmt.Errorf("GITEA_AUDIT_LOG: %w", err)
 	}

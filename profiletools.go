@@ -9,7 +9,7 @@ import (
 // without arguments or identity: what tools/list and gitea_find_operations
 // show. Every call is still decided in full by executor.check.
 func (x *executor) permits(op *operation) bool {
-	prof, _ := x.active()
+	prof, _ := x.active(context.Background())
 	perm, _ := resolvePermission(opInfo{ID: op.ID, Method: op.Method, Route: op.Route}, nil)
 	if prof == nil || perm == "" {
 		return perm == permRead
@@ -36,15 +36,16 @@ func profileTools() []*tool {
 // whoamiTool serves gitea_whoami: it clears the cached login and asks Gitea.
 func whoamiTool(ctx context.Context, s *server, _ *session, _ map[string]any) map[string]any {
 	x := s.exec
-	x.mu.Lock()
-	x.login = ""
-	x.mu.Unlock()
+	prof, c := x.active(ctx)
+	c.mu.Lock()
+	c.login = ""
+	c.mu.Unlock()
 	login := x.whoami(ctx)
-	prof, _ := x.active()
 	if login == "" {
 		return errorResult("identity_unverified", "Gitea did not confirm the token's identity; mutations are denied until it does")
 	}
-	return jsonResult(map[string]any{"login": login, "mode": "token", "sudo": nil, "profile": profileName(prof), "verified": true}, false)
+	id := c.identity()
+	return jsonResult(map[string]any{"login": login, "mode": id.Mode, "sudo": id.Sudo, "profile": profileName(prof), "verified": true}, false)
 }
 
 // profileName is the name of a profile, or "" for none.
@@ -58,13 +59,13 @@ func profileName(p *profile) string {
 // getProfileTool serves gitea_get_profile.
 func getProfileTool(ctx context.Context, s *server, _ *session, _ map[string]any) map[string]any {
 	x := s.exec
-	prof, _ := x.active()
-	out := map[string]any{"profile": nil, "identity": x.identity(), "runtime_switching": x.switching(),
+	prof, c := x.active(ctx)
+	out := map[string]any{"profile": nil, "identity": c.identity(), "runtime_switching": x.switching(),
 		"note": "without a profile, reads work and every mutation is denied"}
 	if prof != nil {
 		allowed, forbidden := sortedSet(prof.allowed), sortedSet(prof.forbidden)
 		out = map[string]any{"profile": prof, "allowed_operations": allowed, "forbidden_operations": forbidden,
-			"identity": x.identity(), "runtime_switching": x.switching()}
+			"identity": c.identity(), "runtime_switching": x.switching()}
 	}
 	return jsonResult(out, false)
 }
@@ -99,9 +100,7 @@ func activateProfileTool(ctx context.Context, s *server, sess *session, args map
 	if err != nil {
 		return errorResult("invalid_profile", err.Error())
 	}
-	x.mu.Lock()
-	x.prof, x.token, x.login = prof, token, ""
-	x.mu.Unlock()
+	x.activate(prof, token)
 	login := x.whoami(ctx)
 	if sess != nil {
 		sess.send(encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
