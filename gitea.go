@@ -15,7 +15,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 )
 
 // request is what a tool asks of Gitea: an operation with its arguments, or,
@@ -111,38 +110,47 @@ type sent struct {
 
 // do runs one tool request and returns the tools/call result.
 func (x *executor) do(ctx context.Context, r *request) map[string]any {
-	start := time.Now()
-	res := x.run(ctx, r)
-	level := "info"
-	if res["isError"] == true {
-		level = "warning"
-	}
-	if sess, ok := ctx.Value(sessionKey{}).(*session); ok {
-		sess.log(ctx, level, fmt.Sprintf("%s: done in %v (error: %v)", r.tool, time.Since(start).Round(time.Millisecond), res["isError"] == true))
-	}
-	return res
+	return envelopeResult(x.run(ctx, r))
 }
 
-// run resolves, checks, encodes, sends and builds the result.
-func (x *executor) run(ctx context.Context, r *request) map[string]any {
+// fail is the envelope of a request refused before anything was sent.
+func fail(kind, msg string) *envelope {
+	return &envelope{Error: &failure{Kind: kind, Message: msg}}
+}
+
+// run resolves, checks, encodes, sends and builds the result envelope, and
+// logs the outcome to the client.
+func (x *executor) run(ctx context.Context, r *request) *envelope {
+	env := x.run1(ctx, r)
+	if sess, ok := ctx.Value(sessionKey{}).(*session); ok {
+		level, what := "info", fmt.Sprintf("status %d", env.Status)
+		if env.Error != nil {
+			level, what = "warning", env.Error.Kind
+		}
+		sess.log(ctx, level, r.tool+": "+what)
+	}
+	return env
+}
+
+func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	if x.cfg.url == nil {
-		return errorResult("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
+		return fail("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
 	}
 	prof, c := x.active(ctx)
 	if c.token == "" {
-		return errorResult("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
+		return fail("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
 	}
 	op, pathParams, query, body, err := x.resolve(r)
 	if err != nil {
 		var ke *kindError
 		if errors.As(err, &ke) {
-			return errorResult(ke.kind, err.Error())
+			return fail(ke.kind, err.Error())
 		}
-		return errorResult("invalid_request", err.Error())
+		return fail("invalid_request", err.Error())
 	}
 	p, err := x.routes().expand(op.routeSpec(), pathParams)
 	if err != nil {
-		return errorResult("invalid_request", err.Error())
+		return fail("invalid_request", err.Error())
 	}
 	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
 	args := r.args
@@ -152,9 +160,9 @@ func (x *executor) run(ctx context.Context, r *request) map[string]any {
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
 	if !d.Allowed {
 		x.record(d, prof, c, op.Method, p, 0)
-		env := &envelope{Identity: c.identity(), Request: requestInfo{Method: op.Method, Path: p, Operation: op.ID},
+		env := &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID},
 			UntrustedContent: untrustedNotice, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
-		return envelopeResult(env)
+		return env
 	}
 	ex, err := x.send(ctx, op, p, query, body)
 	if d.RequiredPermission != permRead {
@@ -233,10 +241,10 @@ func (x *executor) record(d decision, prof *profile, c *caller, method, path str
 }
 
 // identity is the envelope's identity of a caller.
-func (c *caller) identity() identity {
+func (c *caller) identity() *identity {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	id := identity{Mode: c.mode}
+	id := &identity{Mode: c.mode}
 	if c.login != "" {
 		login := c.login
 		id.Login = &login
