@@ -35,6 +35,7 @@ type auditEntry struct {
 	Login              string `json:"login"`
 	Sudo               string `json:"sudo"`
 	Tool               string `json:"tool"`
+	Action             string `json:"action,omitempty"` // workflow action, e.g. close_pr
 	Operation          string `json:"operation"`
 	RequiredPermission string `json:"required_permission"`
 	Method             string `json:"method"`
@@ -47,7 +48,7 @@ type auditEntry struct {
 
 // auditEntryFor fills an audit entry from a policy decision; status is Gitea's (0 if not sent).
 func auditEntryFor(d decision, p *profile, sudo, method, path string, status int) auditEntry {
-	e := auditEntry{Profile: d.Profile, Login: d.Identity, Sudo: sudo, Tool: d.Tool, Operation: d.Operation,
+	e := auditEntry{Profile: d.Profile, Login: d.Identity, Sudo: sudo, Tool: d.Tool, Action: d.Action, Operation: d.Operation,
 		RequiredPermission: d.RequiredPermission, Method: method, Path: path, Decision: "denied", Reason: d.Reason, Status: status}
 	if d.Allowed {
 		e.Decision = "allowed"

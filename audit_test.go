@@ -194,7 +194,7 @@ func TestAuditConcurrent(t *testing.T) {
 }
 
 func TestAuditEntryFields(t *testing.T) {
-	want := []string{"time", "profile", "audit_label", "login", "sudo", "tool", "operation", "required_permission",
+	want := []string{"time", "profile", "audit_label", "login", "sudo", "tool", "action,omitempty", "operation", "required_permission",
 		"method", "path", "decision", "reason", "status", "prev"}
 	var got []string
 	typ := reflect.TypeFor[auditEntry]()

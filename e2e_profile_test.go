@@ -62,7 +62,7 @@ func routes(op, method, path string, args map[string]any) []struct {
 	}
 }
 
-const workflowTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoCreatePullReview,repoEditPullRequest,issueEditIssue,issueCreateComment"
+const policyTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoCreatePullReview,repoEditPullRequest,issueEditIssue,issueCreateComment"
 
 func TestE2EProfiles(t *testing.T) {
 	g := needGitea(t)
@@ -92,7 +92,7 @@ func TestE2EProfiles(t *testing.T) {
 		{"closing it as an issue needs gitea.pr.close too", "carol", "gitea-issue-manager", "issueEditIssue", "PATCH", fmt.Sprintf("/repos/%s/issues/%d", g.Repo, pr), closeIssue, "gitea.pr.close", "gitea.pr.close"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := e2eClient(t, g, tc.login, "GITEA_MCP_PROFILE="+tc.profile, "GITEA_MCP_CONFIG="+config, "GITEA_AUDIT_LOG="+audit, workflowTools)
+			c := e2eClient(t, g, tc.login, "GITEA_MCP_PROFILE="+tc.profile, "GITEA_MCP_CONFIG="+config, "GITEA_AUDIT_LOG="+audit, policyTools)
 			for _, r := range routes(tc.op, tc.method, tc.path, tc.args) {
 				res, isErr := c.callTool(r.tool, r.args)
 				report, _ := get(res, "error.permission_report").(map[string]any)
@@ -111,7 +111,7 @@ func TestE2EProfiles(t *testing.T) {
 		})
 	}
 	t.Run("another user with the merger profile can merge", func(t *testing.T) {
-		c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger", "GITEA_AUDIT_LOG="+audit, workflowTools)
+		c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger", "GITEA_AUDIT_LOG="+audit, policyTools)
 		res, isErr := c.callTool("repoMergePullRequest", merge)
 		if isErr {
 			t.Fatalf("merge: %v", res)
@@ -203,7 +203,7 @@ func TestE2ERuntimeSwitching(t *testing.T) {
 func TestE2ESudo(t *testing.T) {
 	g := needGitea(t)
 	owner, repo := ownerRepo(g)
-	c := e2eClient(t, g, "alice", "GITEA_SUDO=bob", workflowTools)
+	c := e2eClient(t, g, "alice", "GITEA_SUDO=bob", policyTools)
 	who, isErr := c.callTool("gitea_whoami", map[string]any{})
 	if isErr || str(who["login"]) != "bob" || str(who["mode"]) != "sudo" || str(who["sudo"]) != "bob" {
 		t.Errorf("gitea_whoami in sudo mode: %v", who)

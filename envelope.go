@@ -113,10 +113,13 @@ const maxJSONDepth = 100
 
 // result runs the result pipeline on a Gitea answer: decode, strip hidden
 // text, redact, mask (or block), bound, and wrap in the envelope.
-func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *redactor) *envelope {
+func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *redactor, hideURLs bool) *envelope {
 	env := x.newEnvelope(ctx, op, ex)
 	mask := x.cfg.secretMode != modeOff && !(credentialIssuing[op.ID] && ex.status < 300)
 	sc := &scrubber{red: red, mask: mask}
+	if hideURLs && !x.cfg.revealEndpoints && x.cfg.url != nil {
+		sc.base = strings.TrimSuffix(x.cfg.url.String(), "/")
+	}
 	if ex.status >= 300 {
 		msg, _ := sc.text(errorMessage(ex), maxErrorMessage)
 		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.stripBase(msg)}
@@ -196,6 +199,7 @@ func (x *executor) stripBase(s string) string {
 type scrubber struct {
 	red    *redactor
 	mask   bool
+	base   string   // if set, strings that start with this URL are made relative
 	rules  []string // masking rules that matched, sorted
 	hidden int      // hidden characters removed
 }
@@ -203,6 +207,9 @@ type scrubber struct {
 // str scrubs one decoded string.
 func (sc *scrubber) str(s string) string {
 	out, rules, n := scrubString(s, sc.red, sc.mask)
+	if sc.base != "" && strings.HasPrefix(out, sc.base) {
+		out = strings.TrimPrefix(out, sc.base)
+	}
 	sc.hidden += n
 	for _, r := range rules {
 		sc.note(r)

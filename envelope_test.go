@@ -247,7 +247,7 @@ func BenchmarkResultPipeline(b *testing.B) {
 			red := newRedactor("0123456789abcdef0123456789abcdef01234567", "hunter22")
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {
-				if res := s.exec.result(b.Context(), op, ex, red); res.Error != nil {
+				if res := s.exec.result(b.Context(), op, ex, red, false); res.Error != nil {
 					b.Fatal(res)
 				}
 			}

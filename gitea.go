@@ -20,9 +20,11 @@ import (
 // request is what a tool asks of Gitea: an operation with its arguments, or,
 // for the raw tool, a method and path that the executor resolves itself.
 type request struct {
-	tool string
-	op   *operation
-	args map[string]any // by parameter name
+	tool     string
+	action   string // the workflow action audited, e.g. close_pr
+	hideURLs bool   // workflow tools: Gitea's absolute URLs made relative
+	op       *operation
+	args     map[string]any // by parameter name
 
 	raw     bool // gitea_api_request
 	method  string
@@ -158,6 +160,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 		args = map[string]any{"body": r.body}
 	}
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
+	d.Action = r.action
 	if !d.Allowed {
 		x.record(d, prof, c, op.Method, p, 0)
 		env := &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID},
@@ -171,7 +174,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	if err != nil {
 		return x.failure(ctx, ex, err, red)
 	}
-	return x.result(ctx, op, ex, red)
+	return x.result(ctx, op, ex, red, r.hideURLs)
 }
 
 // check takes the policy decision for one call before anything is sent: the

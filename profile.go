@@ -738,7 +738,8 @@ type decision struct {
 	Identity           string `json:"identity"`
 	Reason             string `json:"reason"`
 
-	Infra bool `json:"-"` // denied by the runtime isolation check
+	Action string `json:"action,omitempty"` // the workflow action, e.g. close_pr
+	Infra  bool   `json:"-"`                // denied by the runtime isolation check
 }
 
 // kind is the error.kind of a denied call.

@@ -18,6 +18,23 @@ func (x *executor) permits(op *operation) bool {
 	return ok
 }
 
+// mayUse reports whether the active profile allows perm; "" and gitea.read
+// always; gitea.pr.review stands for any review verdict.
+func (x *executor) mayUse(perm string) bool {
+	if perm == "" || perm == permRead {
+		return true
+	}
+	prof, _ := x.active(context.Background())
+	if prof == nil {
+		return false
+	}
+	perms := []string{perm}
+	if perm == "gitea.pr.review" {
+		perms = []string{"gitea.pr.review", permApprove, "gitea.pr.request_changes", "gitea.pr.comment"}
+	}
+	return slices.ContainsFunc(perms, func(p string) bool { ok, _ := prof.allows(p); return ok })
+}
+
 // profileTools are the tools that show and switch the execution profile.
 func profileTools() []*tool {
 	none := &Schema{Type: "object", AdditionalProperties: falseSchema()}

@@ -14,13 +14,10 @@ import (
 	"unicode"
 )
 
-// defaultTools are the generated tools listed when GITEA_MCP_TOOLS is unset:
-// the everyday reads and writes of issues and pull requests. Every other
-// operation is one gitea_find_operations away.
-var defaultTools = []string{
-	"repoGet", "repoGetContents", "repoListBranches", "issueListIssues", "issueGetIssue", "issueCreateIssue",
-	"repoListPullRequests", "repoGetPullRequest",
-}
+// defaultTools are the generated tools listed when GITEA_MCP_TOOLS is unset,
+// beside the workflow tools: the everyday reads. Every other operation is one
+// gitea_find_operations away.
+var defaultTools = []string{"repoGet", "issueGetIssue", "repoListPullRequests", "repoGetPullRequest"}
 
 // listPageSize is how many tools one tools/list page carries.
 const listPageSize = 50
@@ -33,8 +30,9 @@ type tool struct {
 	schema      *Schema
 	op          *operation
 	run         func(ctx context.Context, s *server, sess *session, args map[string]any) map[string]any
-	readOnly    bool // a hand-written tool that only reads
-	switching   bool // listed only when runtime profile switching is allowed
+	readOnly    bool   // a hand-written tool that only reads
+	perm        string // a workflow tool: listed when the profile allows this (gitea.pr.review: any review verdict)
+	switching   bool   // listed only when runtime profile switching is allowed
 
 	listingOnce sync.Once
 	listing     json.RawMessage
@@ -89,7 +87,7 @@ func newCatalog(ops []*operation, include, disabled string) (*catalog, error) {
 	for _, name := range splitList(disabled) {
 		c.off[name] = true
 	}
-	for _, t := range append(handwrittenTools(), profileTools()...) {
+	for _, t := range slices.Concat(handwrittenTools(), profileTools(), workflowTools()) {
 		c.add(t)
 	}
 	patterns := splitList(include)
@@ -187,7 +185,7 @@ func (s *server) listTools(params json.RawMessage) (map[string]any, *rpcError) {
 func (s *server) visible() []*tool {
 	var out []*tool
 	for _, t := range s.cat.listed {
-		if t.op != nil && !s.exec.permits(t.op) || t.switching && !s.exec.switching() {
+		if t.op != nil && !s.exec.permits(t.op) || t.switching && !s.exec.switching() || !s.exec.mayUse(t.perm) {
 			continue
 		}
 		out = append(out, t)
