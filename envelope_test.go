@@ -254,3 +254,32 @@ func BenchmarkResultPipeline(b *testing.B) {
 		})
 	}
 }
+
+// TestCredentialIssuingDelivered shows that a freshly minted access token
+// reaches the caller in mask and block modes (its sha1 would otherwise be
+// masked as an access token's), while exact redaction still applies.
+func TestCredentialIssuingDelivered(t *testing.T) {
+	const minted = "0123456789abcdef0123456789abcdef01234567"
+	body := []byte(`{"id":7,"name":"ci","sha1":"` + minted + `","token_last_eight":"01234567","scopes":["read:user"],"echo":"s3cret-token"}`)
+	for _, mode := range []string{"mask", "block"} {
+		s := testServer(t, map[string]string{"SECRET_DETECTION_MODE": mode, "GITEA_TOKEN": "s3cret-token"})
+		s.exec.self.login = "alice"
+		for _, tc := range []struct {
+			op   string
+			want string // the sha1 as delivered
+		}{{"userCreateToken", minted}, {"userGetTokens", "[MASKED]"}} {
+			ex := &sent{method: "POST", path: "/users/alice/tokens", status: 201, body: body, header: http.Header{"Content-Type": {"application/json"}}}
+			env := s.exec.result(t.Context(), s.cat.byID[tc.op], ex, newRedactor("s3cret-token"), false)
+			text := env.text()
+			if mode == "block" && tc.op == "userGetTokens" {
+				if env.Error == nil || env.Error.Kind != "secret_blocked" {
+					t.Errorf("%s %s: %s", mode, tc.op, text)
+				}
+				continue
+			}
+			if !strings.Contains(text, `"sha1":"`+tc.want+`"`) || strings.Contains(text, "s3cret-token") {
+				t.Errorf("%s %s: %s", mode, tc.op, text)
+			}
+		}
+	}
+}
