@@ -220,8 +220,8 @@ type server struct {
 	loadErr error
 }
 
-// newServer reads the configuration, checks the runtime isolation, selects
-// the execution profile, opens the audit log and starts building the catalog.
+// newServer reads the configuration, selects the execution profile, opens the
+// audit log and starts the runtime isolation check and building the catalog.
 func newServer(getenv func(string) string) (*server, error) {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
@@ -231,11 +231,11 @@ func newServer(getenv func(string) string) (*server, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}} // redirects are reported, never followed
 	if cfg.profileFile != "" {
 		if x.profiles, err = loadProfiles(cfg.profileFile); err != nil {
+			if ierr := infraCheck(cfg.profileFile, ""); ierr != nil && !os.IsNotExist(err) && !errors.Is(err, os.ErrNotExist) {
+				return nil, ierr // conflict markers: say infra_stop, with the recovery steps
+			}
 			return nil, err
 		}
-	}
-	if err := infraCheck(cfg.profileFile, x.srcDir); err != nil {
-		return nil, err
 	}
 	prof, token, err := selectProfile(x.profiles, cfg.profileName, getenv)
 	if err != nil {
@@ -266,9 +266,13 @@ func sourceDir() string {
 	return dir
 }
 
-// load reads the OpenAPI document and builds the catalog and executor.
+// load checks the runtime isolation, reads the OpenAPI document and builds
+// the catalog.
 func (s *server) load() {
 	defer close(s.ready)
+	if s.loadErr = infraCheck(s.cfg.profileFile, s.exec.srcDir); s.loadErr != nil {
+		return // the runtime isolation check: checked here, off the path of initialize
+	}
 	doc, err := loadOpenAPI(s.cfg)
 	if err != nil {
 		s.loadErr = err

@@ -236,10 +236,13 @@ func BenchmarkStartup(b *testing.B) {
 // TestStartupErrors runs the binary with malformed settings: one line on
 // stderr, a non-zero exit, and nothing on stdout.
 func TestStartupErrors(t *testing.T) {
+	conflicted := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(conflicted, []byte("{\n<<<<<<< HEAD\n\"profiles\": []\n=======\n>>>>>>> other\n}\n"), 0o600)
 	for _, tc := range []struct {
 		env  []string
 		want string
 	}{
+		{[]string{"GITEA_MCP_CONFIG=" + conflicted}, "giteamcp: infra_stop: conflict marker in " + conflicted + " at line 2; " + infraRecovery},
 		{[]string{"GITEA_URL=gitea.example.com"}, `giteamcp: GITEA_URL "gitea.example.com": want http(s)://host[:port][/path]`},
 		{[]string{"GITEA_OPENAPI=/no/such/file"}, "giteamcp: GITEA_OPENAPI: open /no/such/file: no such file or directory"},
 		{[]string{"GITEA_MCP_TOOLS=nothingMatches"}, `giteamcp: GITEA_MCP_TOOLS: "nothingMatches" matches no operation`},
