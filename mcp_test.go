@@ -83,7 +83,14 @@ func (l *lockedBuffer) String() string {
 // PATH and HOME) and returns a client connected to its stdio.
 func startClient(tb testing.TB, env ...string) *client {
 	tb.Helper()
+	return startClientIn(tb, "", env...)
+}
+
+// startClientIn is startClient with the server's working directory set.
+func startClientIn(tb testing.TB, dir string, env ...string) *client {
+	tb.Helper()
 	cmd := exec.Command(serverBinary(tb))
+	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -256,5 +263,28 @@ func TestStartupErrors(t *testing.T) {
 		if err == nil || stdout.Len() > 0 || stderr.String() != tc.want+"\n" {
 			t.Errorf("%v: exit %v, stdout %q, stderr %q; want a failure with %q", tc.env, err, stdout.String(), stderr.String(), tc.want)
 		}
+	}
+}
+
+// TestInfraStopOnMutation runs the server from a checkout of itself (go run
+// . does) that then enters an unfinished merge: mutations fail with kind
+// infra_stop before anything is sent; reads still work up to Gitea.
+func TestInfraStopOnMutation(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module giteamcp\n"), 0o600)
+	os.Mkdir(filepath.Join(dir, ".git"), 0o700)
+	c := startClientIn(t, dir, "GITEA_URL=http://127.0.0.1:9", "GITEA_TOKEN=t", "GITEA_MCP_PROFILE=gitea-owner")
+	c.initialize("2025-11-25")
+	os.WriteFile(filepath.Join(dir, ".git", "MERGE_HEAD"), []byte("x\n"), 0o600)
+	res, isErr := c.callTool("gitea_create_issue_comment", map[string]any{"owner": "a", "repo": "b", "index": 1, "body": "hi"})
+	if !isErr || fmt.Sprint(get(res, "error.kind")) != "infra_stop" || !strings.Contains(fmt.Sprint(get(res, "error.message")), "git merge --abort") {
+		t.Errorf("mutation during a merge: %v", res)
+	}
+	// At start the same state stops the server.
+	cmd := exec.Command(serverBinary(t))
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, []string{"GITEA_URL=http://127.0.0.1:9"}, strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.HasPrefix(string(out), "giteamcp: infra_stop: unfinished merge or rebase") {
+		t.Errorf("start during a merge: %v: %s", err, out)
 	}
 }
