@@ -197,7 +197,8 @@ func (t *httpTransport) serve(ctx context.Context, ln net.Listener) error {
 }
 
 // ServeHTTP checks the path, Origin, token and protocol version header, then
-// serves POST (messages), GET (the session's event stream) or DELETE.
+// serves POST (messages), GET (the session's event stream) or DELETE. POST
+// checks the version header itself, so that an error carries the request id.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Values("Origin")
 	v := r.Header.Get(hdrVersion)
@@ -209,11 +210,10 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !t.cfg.authorized(r):
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		httpFail(w, http.StatusUnauthorized, nil, errorf(codeInvalidRequest, "missing or invalid bearer token"))
-	case v != "" && !slices.Contains(supportedVersions, v):
-		httpFail(w, http.StatusBadRequest, nil, &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported %s %q", hdrVersion, v),
-			Data: map[string]any{"supported": supportedVersions, "requested": v}})
 	case r.Method == http.MethodPost:
 		t.post(w, r)
+	case v != "" && !slices.Contains(supportedVersions, v):
+		httpFail(w, http.StatusBadRequest, nil, unsupportedVersion(v))
 	case r.Method == http.MethodGet:
 		t.get(w, r)
 	case r.Method == http.MethodDelete:
@@ -232,14 +232,43 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type httpPeek struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Params struct {
+	Params json.RawMessage `json:"params"`
+	name   string          // params.name when a string
+	meta   string          // params._meta's protocol version when a string
+}
+
+// peek decodes what routing needs from a message; wrong types are the
+// JSON-RPC layer's to report.
+func peek(body []byte) *httpPeek {
+	p := &httpPeek{}
+	_ = json.Unmarshal(body, p)
+	var params struct {
 		Name any            `json:"name"`
 		Meta map[string]any `json:"_meta"`
-	} `json:"params"`
+	}
+	_ = json.Unmarshal(p.Params, &params)
+	p.name, _ = params.Name.(string)
+	p.meta, _ = params.Meta[metaVersion].(string)
+	return p
+}
+
+// id returns the request's id for an error answer: null when absent or invalid.
+func (p *httpPeek) id() json.RawMessage {
+	if p.ID != nil && validID(p.ID) {
+		return p.ID
+	}
+	return json.RawMessage("null")
+}
+
+// unsupportedVersion is the error for a protocol version the server lacks.
+func unsupportedVersion(v string) *rpcError {
+	return &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", v),
+		Data: map[string]any{"supported": supportedVersions, "requested": v}}
 }
 
 // post serves one message (or a 2025-03-26 batch) and answers with its
-// response, or 202 when there is none.
+// response, or 202 when there is none. An unsupported MCP-Protocol-Version
+// outside the stateless form is a 400 with -32022.
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Values("Accept")
 	ct, ctParams, ctErr := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -261,16 +290,17 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		httpFail(w, http.StatusBadRequest, nil, errorf(codeParse, "parse error: the body is not one JSON value"))
 		return
 	}
-	var p httpPeek
+	p := &httpPeek{}
 	batch := bytes.TrimSpace(body)[0] == '['
 	if !batch {
-		_ = json.Unmarshal(body, &p) // wrong types are the JSON-RPC layer's to report
+		p = peek(body)
 	}
-	sid := r.Header.Get(hdrSession)
-	meta, _ := p.Params.Meta[metaVersion].(string)
+	sid, v := r.Header.Get(hdrSession), r.Header.Get(hdrVersion)
 	switch {
-	case meta >= modernVersion || sid == "" && r.Header.Get(hdrVersion) == modernVersion:
-		t.stateless(w, r, body, &p, meta)
+	case p.meta >= modernVersion || sid == "" && v == modernVersion:
+		t.stateless(w, r, body, p)
+	case v != "" && !slices.Contains(supportedVersions, v):
+		httpFail(w, http.StatusBadRequest, p.id(), unsupportedVersion(v))
 	case !batch && p.Method == "initialize":
 		t.initialize(w, r, body, sid)
 	default:
@@ -281,33 +311,38 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// stateless serves a 2026-07-28 message: the HTTP headers must repeat the
-// body's version, method and tool name, and an unknown method is a 404.
-func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body []byte, p *httpPeek, meta string) {
-	id := json.RawMessage("null")
-	if p.ID != nil && validID(p.ID) {
-		id = p.ID
+// stateless serves a 2026-07-28 message. A request must name its version in
+// _meta (else -32602); MCP-Protocol-Version, Mcp-Method and Mcp-Name must
+// repeat the body's version, method and tool name (else -32020); a version
+// other than 2026-07-28 is -32022 and a _meta that is otherwise invalid is
+// -32602, all with 400; an unknown method is a 404.
+func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body []byte, p *httpPeek) {
+	v, meta := r.Header.Get(hdrVersion), p.meta
+	if meta == "" { // a notification need not carry _meta
+		meta = modernVersion
 	}
-	v := r.Header.Get(hdrVersion)
-	name, _ := p.Params.Name.(string)
 	hname, ok := decodeHeaderValue(r.Header.Get(hdrName))
+	sess := newSession(t.srv, func([]byte) {})
 	var e *rpcError
 	switch {
-	case meta != "" && meta != modernVersion:
-		e = &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", meta),
-			Data: map[string]any{"supported": supportedVersions, "requested": meta}}
-	case v != modernVersion || p.ID != nil && meta != v:
+	case p.ID != nil && p.meta == "":
+		e = errorf(codeInvalidParams, "invalid params: missing or invalid _meta %q", metaVersion)
+	case v != meta:
 		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, _meta %q", hdrVersion, v, meta)
+	case meta != modernVersion:
+		e = unsupportedVersion(meta)
 	case p.Method != "" && r.Header.Get(hdrMethod) != p.Method:
 		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, method %q", hdrMethod, r.Header.Get(hdrMethod), p.Method)
-	case p.Method == "tools/call" && (!ok || hname == "" || hname != name):
-		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, params.name %q", hdrName, r.Header.Get(hdrName), name)
+	case p.Method == "tools/call" && (!ok || hname == "" || hname != p.name):
+		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, params.name %q", hdrName, r.Header.Get(hdrName), p.name)
+	case p.ID != nil:
+		_, e = sess.requestMeta(p.Params)
 	}
 	if e != nil {
-		httpFail(w, http.StatusBadRequest, id, e)
+		httpFail(w, http.StatusBadRequest, p.id(), e)
 		return
 	}
-	out := newSession(t.srv, func([]byte) {}).handleRaw(r.Context(), body)
+	out := sess.handleRaw(r.Context(), body)
 	var res struct{ Error *rpcError }
 	status := http.StatusOK
 	// The substring test spares decoding large results; the decode decides.

@@ -211,8 +211,10 @@ func TestHTTPStatus(t *testing.T) {
 		{"Mcp-Method missing", "", []string{hdrVersion, modernVersion}, modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
 		{"version header missing", "", []string{hdrMethod, "tools/list"}, modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
 		{"version header older", "", []string{hdrVersion, "2025-11-25", hdrMethod, "tools/list"}, modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
-		{"version header without _meta", "", modernHdr("tools/list"), tools, httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
-		{"unsupported _meta version", "", modernHdr("tools/list"), modernBody("2027-01-01", "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeUnsupportedVersion, Supported: supportedVersions}},
+		{"version header without _meta", "", modernHdr("tools/list"), tools, httpGot{Status: 400, Type: jsonType, Code: codeInvalidParams}},
+		{"_meta without protocolVersion", "", modernHdr("tools/list"), `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"` + metaCapabilities + `":{}}}}`, httpGot{Status: 400, Type: jsonType, Code: codeInvalidParams}},
+		{"_meta without clientCapabilities", "", modernHdr("tools/list"), `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"` + metaVersion + `":"` + modernVersion + `"}}}`, httpGot{Status: 400, Type: jsonType, Code: codeInvalidParams}},
+		{"unsupported _meta version", "", modernHdr("tools/list"), modernBody("2027-01-01", "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
 		{"unsupported header version", "", []string{hdrVersion, "2027-01-01", hdrMethod, "tools/list"}, modernBody("2027-01-01", "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeUnsupportedVersion, Supported: supportedVersions}},
 		{"stateless unknown method", "", modernHdr("foo/bar"), modernBody(modernVersion, "foo/bar", ""), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
 		{"stateless initialize", "", modernHdr("initialize"), modernBody(modernVersion, "initialize", `"protocolVersion":"2025-11-25",`), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
@@ -235,6 +237,32 @@ func TestHTTPStatus(t *testing.T) {
 				t.Errorf("mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHTTPErrorID checks that an error answered before dispatch carries the
+// request's id, or null when the id is invalid.
+func TestHTTPErrorID(t *testing.T) {
+	ts, _ := newHTTPTest(t, nil)
+	modernHdr := []string{hdrVersion, modernVersion, hdrMethod, "tools/list"}
+	tests := []struct {
+		name   string
+		header []string
+		body   string
+		want   string // the answer's id
+	}{
+		{"missing _meta", modernHdr, `{"jsonrpc":"2.0","id":101,"method":"tools/list","params":{}}`, "101"},
+		{"header mismatch", modernHdr, strings.Replace(modernBody("2027-01-01", "tools/list", ""), `"id":1`, `"id":"m"`, 1), `"m"`},
+		{"unsupported version", []string{hdrVersion, "2027-01-01", hdrMethod, "tools/list"}, strings.Replace(modernBody("2027-01-01", "tools/list", ""), `"id":1`, `"id":301`, 1), "301"},
+		{"unsupported version, no _meta", []string{hdrVersion, "2027-01-01"}, `{"jsonrpc":"2.0","id":"u","method":"tools/list"}`, `"u"`},
+		{"invalid id", modernHdr, `{"jsonrpc":"2.0","id":true,"method":"tools/list","params":{}}`, "null"},
+	}
+	for _, tt := range tests {
+		resp, body := httpDo(t, ts.URL, http.MethodPost, tt.header, tt.body)
+		var r rpcAnswer
+		if err := json.Unmarshal(body, &r); err != nil || resp.StatusCode != http.StatusBadRequest || r.Error == nil || string(r.ID) != tt.want {
+			t.Errorf("%s: got %s %s, want 400 with an error for id %s", tt.name, resp.Status, body, tt.want)
+		}
 	}
 }
 

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// loadRequests is how many requests each load run sends at once, and
+// loadRounds how many runs the figures pool.
+const (
+	loadRequests = 200
+	loadRounds   = 3
+)
+
+// loadTarget is a repository a load request asks for, and Gitea's answer.
+type loadTarget struct {
+	owner, repo string
+	status      int
+}
+
+// loadResult is one run of concurrent requests: the latency of each and the
+// wall time from the first send to the last answer.
+type loadResult struct {
+	latency []time.Duration
+	wall    time.Duration
+}
+
+// add pools the latencies and wall time of another run.
+func (r *loadResult) add(o loadResult) {
+	r.latency = append(r.latency, o.latency...)
+	r.wall += o.wall
+}
+
+// String reports throughput and the 50th and 99th latency percentiles.
+func (r loadResult) String() string {
+	return fmt.Sprintf("%d in %v (%.0f req/s), p50 %v, p99 %v", len(r.latency), r.wall.Round(time.Millisecond),
+		float64(len(r.latency))/r.wall.Seconds(), r.percentile(50), r.percentile(99))
+}
+
+// percentile returns the nearest-rank p-th percentile of the latencies.
+func (r loadResult) percentile(p float64) time.Duration {
+	s := slices.Sorted(slices.Values(r.latency))
+	return s[max(0, int(math.Ceil(p/100*float64(len(s))))-1)].Round(100 * time.Microsecond)
+}
+
+// loadRun calls do(i) for i in [0, n), at most conc at a time, each in its
+// own goroutine, and returns the latencies and every error.
+func loadRun(n, conc int, do func(i int) error) (loadResult, []error) {
+	r := loadResult{latency: make([]time.Duration, n)}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start, slots := make(chan struct{}), make(chan struct{}, conc)
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			t0 := time.Now()
+			errs[i] = do(i)
+			r.latency[i] = time.Since(t0)
+		})
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	r.wall = time.Since(t0)
+	return r, slices.DeleteFunc(errs, func(err error) bool { return err == nil })
+}
+
+// loadPost posts one JSON-RPC message to the MCP endpoint with the header
+// name-value pairs kv and returns the status and body.
+func loadPost(c *http.Client, base string, kv []string, msg any) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, base+"/mcp", bytes.NewReader(encode(msg)))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// TestE2EHTTPLoad sends 200 concurrent tools/call requests over HTTP, in one
+// 2025-11-25 session and in the stateless 2026-07-28 form, to a server in
+// this process (so -race covers the transport). Each answer must carry the id
+// of its request and the envelope of the repository that request asked for,
+// and every id must be answered once. It logs throughput and latency next to
+// the same requests sent straight to Gitea.
+func TestE2EHTTPLoad(t *testing.T) {
+	g := needGitea(t)
+	owner, repo := ownerRepo(g)
+	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": g.URL, "GITEA_TOKEN": g.Tokens["alice"], "GITEA_MCP_PROFILE": "gitea-owner"})
+	targets := []loadTarget{{owner, repo, 200}, {owner, "missing-1", 404}, {owner, "missing-2", 404}, {"bob", "missing-3", 404}, {"nobody-4", repo, 404}}
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: loadRequests}}
+	defer client.CloseIdleConnections()
+
+	direct := func(i int) error {
+		tg := targets[i%len(targets)]
+		req, err := http.NewRequest(http.MethodGet, g.URL+"/api/v1/repos/"+tg.owner+"/"+tg.repo, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "token "+g.Tokens["alice"])
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != tg.status {
+			return fmt.Errorf("direct %s/%s: status %d, want %d", tg.owner, tg.repo, resp.StatusCode, tg.status)
+		}
+		return nil
+	}
+	sid := httpSessionID(t, ts.URL, "2025-11-25")
+	for _, mode := range []string{"session", "stateless"} {
+		t.Run(mode, func(t *testing.T) {
+			var mu sync.Mutex
+			answered := map[string]int{}
+			call := func(i int) error {
+				tg := targets[i%len(targets)]
+				id := fmt.Sprintf("%s-%d", mode, i)
+				params := map[string]any{"name": "gitea_call_operation",
+					"arguments": map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": tg.owner, "repo": tg.repo}}}
+				kv := []string{hdrSession, sid, hdrVersion, "2025-11-25"}
+				if mode == "stateless" {
+					params["_meta"] = map[string]any{metaVersion: modernVersion, metaCapabilities: map[string]any{}}
+					kv = []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "gitea_call_operation"}
+				}
+				status, body, err := loadPost(client, ts.URL, kv, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+				if err != nil {
+					return fmt.Errorf("%s: %w", id, err)
+				}
+				var r struct {
+					ID     string
+					Result struct{ Content []struct{ Text string } }
+				}
+				var env struct {
+					Status  int
+					Request struct{ Path string }
+				}
+				if err := json.Unmarshal(body, &r); err != nil || len(r.Result.Content) != 1 || json.Unmarshal([]byte(r.Result.Content[0].Text), &env) != nil {
+					return fmt.Errorf("%s: HTTP %d, bad answer %.300s", id, status, body)
+				}
+				mu.Lock()
+				answered[r.ID]++
+				mu.Unlock()
+				want := "/repos/" + tg.owner + "/" + tg.repo
+				if r.ID != id || env.Request.Path != want || env.Status != tg.status {
+					return fmt.Errorf("%s: got the answer of %s for %s (status %d), want %s (status %d)", id, r.ID, env.Request.Path, env.Status, want, tg.status)
+				}
+				return nil
+			}
+			if err := errors.Join(direct(0), call(0)); err != nil { // warm up the connections and the server
+				t.Fatal(err)
+			}
+			for _, conc := range []int{loadRequests, 1} {
+				var got, base loadResult
+				for range loadRounds { // alternating, so that a drift of Gitea's pace hits both
+					clear(answered)
+					b, errs := loadRun(loadRequests, conc, direct)
+					if len(errs) > 0 {
+						t.Fatalf("direct Gitea: %d of %d failed, first: %v", len(errs), loadRequests, errs[0])
+					}
+					g, errs := loadRun(loadRequests, conc, call)
+					for _, err := range errs {
+						t.Error(err)
+					}
+					for i := range loadRequests {
+						if id := fmt.Sprintf("%s-%d", mode, i); answered[id] != 1 {
+							t.Errorf("%s answered %d times, want once", id, answered[id])
+						}
+					}
+					if len(answered) != loadRequests {
+						t.Errorf("%d distinct ids answered, want %d", len(answered), loadRequests)
+					}
+					got.add(g)
+					base.add(b)
+				}
+				t.Logf("%s, %d at a time, %d rounds: tools/call over HTTP %v | the same GETs straight to Gitea %v | added p50 %v, p99 %v",
+					mode, conc, loadRounds, got, base, got.percentile(50)-base.percentile(50), got.percentile(99)-base.percentile(99))
+			}
+		})
+	}
+}
