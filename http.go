@@ -116,6 +116,7 @@ func httpListenAddr(addr string, authenticated bool) (string, error) {
 type httpSession struct {
 	*session
 	id     string
+	owner  string        // who created it (sessionOwner); only they may use it
 	events chan []byte   // server-initiated messages awaiting a GET stream
 	ended  chan struct{} // closed when the session ends
 	last   time.Time     // last use; guarded by httpTransport.mu
@@ -132,6 +133,7 @@ type httpSession struct {
 type httpTransport struct {
 	srv   *server
 	cfg   *httpConfig
+	oauth *oauthServer  // OAuth mode; nil otherwise
 	limit int           // most sessions kept; the least recently used idle one makes room
 	idle  time.Duration // an idle session ends after this long
 	stop  chan struct{} // closed at shutdown: ends the GET streams
@@ -143,13 +145,16 @@ type httpTransport struct {
 
 // newHTTPTransport returns a transport for s with configuration c.
 func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
-	return &httpTransport{srv: s, cfg: c, limit: 1000, idle: time.Hour, stop: make(chan struct{}), sessions: map[string]*httpSession{}}
+	return &httpTransport{srv: s, cfg: c, oauth: s.cfg.oauth, limit: 1000, idle: time.Hour, stop: make(chan struct{}), sessions: map[string]*httpSession{}}
 }
 
 // httpHandler returns the Streamable HTTP handler, configured from the
 // environment. A malformed configuration answers every request with 500.
 func (s *server) httpHandler() http.Handler {
 	c, err := loadHTTPConfig(os.Getenv)
+	if err == nil && s.cfg.oauth != nil {
+		err = s.cfg.oauth.setPublic("")
+	}
 	if err != nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "giteamcp: HTTP transport misconfigured", http.StatusInternalServerError)
@@ -166,12 +171,18 @@ func (s *server) serveHTTP(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if addr, err = httpListenAddr(addr, c.bearer); err != nil {
+	if addr, err = httpListenAddr(addr, c.bearer || s.cfg.oauth != nil); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if o := s.cfg.oauth; o != nil {
+		if err := o.setPublic(ln.Addr().String()); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	fmt.Fprintf(os.Stderr, "giteamcp: serving MCP on http://%s/mcp\n", ln.Addr())
 	return s.newHTTPTransport(c).serve(ctx, ln)
@@ -199,7 +210,13 @@ func (t *httpTransport) serve(ctx context.Context, ln net.Listener) error {
 // ServeHTTP checks the path, Origin, token and protocol version header, then
 // serves POST (messages), GET (the session's event stream) or DELETE. POST
 // checks the version header itself, so that an error carries the request id.
+// In OAuth mode the other paths are the OAuth endpoints.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if t.oauth != nil && r.URL.Path != "/mcp" {
+		t.oauth.ServeHTTP(w, r)
+		return
+	}
+	r, authErr := t.authenticate(r)
 	origin := r.Header.Values("Origin")
 	v := r.Header.Get(hdrVersion)
 	switch {
@@ -207,8 +224,8 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpFail(w, http.StatusNotFound, nil, errorf(codeInvalidRequest, "not found: the MCP endpoint is /mcp"))
 	case len(origin) > 1 || len(origin) == 1 && !t.cfg.originAllowed(origin[0]):
 		httpFail(w, http.StatusForbidden, nil, errorf(codeInvalidRequest, "origin not allowed"))
-	case !t.cfg.authorized(r):
-		w.Header().Set("WWW-Authenticate", "Bearer")
+	case authErr != nil:
+		w.Header().Set("WWW-Authenticate", t.challenge(authErr))
 		httpFail(w, http.StatusUnauthorized, nil, errorf(codeInvalidRequest, "missing or invalid bearer token"))
 	case r.Method == http.MethodPost:
 		t.post(w, r)
@@ -359,7 +376,7 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, body 
 		httpFail(w, http.StatusBadRequest, nil, errorf(codeInvalidRequest, "initialize must not carry %s", hdrSession))
 		return
 	}
-	hs := t.create()
+	hs := t.create(sessionOwner(r))
 	if hs == nil {
 		httpFail(w, http.StatusServiceUnavailable, nil, errorf(codeInternal, "too many sessions in use"))
 		return
@@ -411,7 +428,8 @@ func (t *httpTransport) get(w http.ResponseWriter, r *http.Request) {
 
 // session returns the live session the request names, counted as active
 // until release, or answers 400 (no id, or a version other than the
-// session's) or 404 (unknown, ended or expired) and returns nil.
+// session's) or 404 (unknown, ended, expired or another user's) and returns
+// nil.
 func (t *httpTransport) session(w http.ResponseWriter, r *http.Request) *httpSession {
 	sid := r.Header.Get(hdrSession)
 	if sid == "" {
@@ -421,6 +439,9 @@ func (t *httpTransport) session(w http.ResponseWriter, r *http.Request) *httpSes
 	now := time.Now()
 	t.mu.Lock()
 	hs := t.sessions[sid]
+	if hs != nil && hs.owner != sessionOwner(r) {
+		hs = nil // another user's session: as if unknown
+	}
 	if hs != nil && hs.active == 0 && now.Sub(hs.last) > t.idle {
 		t.endLocked(hs)
 		hs = nil
@@ -445,10 +466,10 @@ func (t *httpTransport) session(w http.ResponseWriter, r *http.Request) *httpSes
 	return hs
 }
 
-// create starts an active session after ending the expired ones; when the
-// limit is reached it ends the least recently used idle session, or returns
-// nil when every session is busy.
-func (t *httpTransport) create() *httpSession {
+// create starts an active session of owner after ending the expired ones;
+// when the limit is reached it ends the least recently used idle session, or
+// returns nil when every session is busy.
+func (t *httpTransport) create(owner string) *httpSession {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -468,7 +489,7 @@ func (t *httpTransport) create() *httpSession {
 		}
 		t.endLocked(lru)
 	}
-	hs := &httpSession{id: rand.Text(), events: make(chan []byte, 64), ended: make(chan struct{}), last: now, active: 1}
+	hs := &httpSession{id: rand.Text(), owner: owner, events: make(chan []byte, 64), ended: make(chan struct{}), last: now, active: 1}
 	hs.session = newSession(t.srv, func(msg []byte) {
 		select {
 		case hs.events <- msg:

@@ -19,7 +19,7 @@
 //	-http addr
 //		Serve Streamable HTTP on addr instead of stdio. An empty host
 //		(":8080") binds 127.0.0.1; any other host than loopback needs
-//		MCP_BEARER_TOKEN.
+//		MCP_BEARER_TOKEN or OAuth mode.
 //	-version
 //		Print the version and exit.
 //	-verify-audit file
@@ -41,6 +41,13 @@
 //	MCP_ALLOWED_ORIGINS
 //	                   with -http: browser origins (scheme://host[:port],
 //	                   comma-separated) admitted besides loopback ones
+//	GITEA_OAUTH_CLIENT_ID, GITEA_OAUTH_CLIENT_SECRET
+//	                   with -http: OAuth mode, each request acting as the
+//	                   user who signed in through this Gitea OAuth2 application
+//	MCP_OAUTH_KEY      OAuth mode: 32 random bytes, base64 or hex, sealing
+//	                   everything the server hands out
+//	MCP_PUBLIC_URL     OAuth mode: the server's public URL (https://host[:port]);
+//	                   default http://addr of -http
 //
 // A missing GITEA_URL or GITEA_TOKEN still lets the server start and list its
 // tools; calls then fail with a clear error. Malformed settings stop it with
@@ -108,6 +115,9 @@ func main() {
 			fatal(err) // a bad OpenAPI document or tool setting, found while serving
 		}
 	}()
+	if s.cfg.oauth != nil && *httpAddr == "" {
+		fatal(errors.New("GITEA_OAUTH_CLIENT_ID: OAuth mode signs users in over HTTP; start with -http addr"))
+	}
 	if *httpAddr != "" {
 		err = s.serveHTTP(ctx, *httpAddr)
 	} else {
@@ -151,6 +161,8 @@ type config struct {
 	maxChars        int // MAX_TOOL_RESPONSE_CHARS
 	maxBinary       int // MAX_BINARY_BYTES
 	revealEndpoints bool
+
+	oauth *oauthServer // OAuth mode (GITEA_OAUTH_CLIENT_ID, oauth.go); nil otherwise
 }
 
 // maxReadBytes bounds how much of a text or JSON answer is read; a larger
@@ -161,7 +173,7 @@ const maxReadBytes = 8 << 20
 func loadConfig(getenv func(string) string) (*config, error) {
 	c := &config{profileName: getenv("GITEA_MCP_PROFILE"), profileFile: getenv("GITEA_MCP_CONFIG"), auditPath: getenv("GITEA_AUDIT_LOG"), sudo: getenv("GITEA_SUDO"), openapi: getenv("GITEA_OPENAPI"), tools: getenv("GITEA_MCP_TOOLS"),
 		off: getenv("DISABLED_TOOLS"), timeout: 30 * time.Second, revealEndpoints: getenv("GITEA_MCP_REVEAL_ENDPOINTS") == "1"}
-	for _, name := range []string{"GITEA_TOKEN", "MCP_BEARER_TOKEN", "GITEA_OAUTH_CLIENT_SECRET"} {
+	for _, name := range []string{"GITEA_TOKEN", "MCP_BEARER_TOKEN", "GITEA_OAUTH_CLIENT_SECRET", "MCP_OAUTH_KEY"} {
 		if v := getenv(name); v != "" {
 			c.secrets = append(c.secrets, v)
 		}
@@ -205,6 +217,9 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		}
 		c.timeout = d
 	}
+	if c.oauth, err = loadOAuth(getenv, c.url, c.timeout); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -237,7 +252,13 @@ func newServer(getenv func(string) string) (*server, error) {
 			return nil, err
 		}
 	}
-	prof, token, err := selectProfile(x.profiles, cfg.profileName, getenv)
+	var prof *profile
+	var token string
+	if cfg.oauth != nil {
+		prof, err = oauthProfile(x.profiles, cfg.profileName) // each request brings its user's token
+	} else {
+		prof, token, err = selectProfile(x.profiles, cfg.profileName, getenv)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -275,6 +275,7 @@ func TestInfraStopOnMutation(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, ".git"), 0o700)
 	c := startClientIn(t, dir, "GITEA_URL=http://127.0.0.1:9", "GITEA_TOKEN=t", "GITEA_MCP_PROFILE=gitea-owner")
 	c.initialize("2025-11-25")
+	c.call("tools/list", nil) // waits for the start-up checks
 	os.WriteFile(filepath.Join(dir, ".git", "MERGE_HEAD"), []byte("x\n"), 0o600)
 	res, isErr := c.callTool("gitea_create_issue_comment", map[string]any{"owner": "a", "repo": "b", "index": 1, "body": "hi"})
 	if !isErr || fmt.Sprint(get(res, "error.kind")) != "infra_stop" || !strings.Contains(fmt.Sprint(get(res, "error.message")), "git merge --abort") {

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestE2EOAuth runs OAuth mode against the real Gitea: the built server with
+// an OAuth2 application registered in Gitea for the test and no token of its
+// own; alice and bob sign in through it and Gitea's web UI without a browser,
+// call MCP as themselves (also at once), refresh, and are refused with a bad,
+// expired or foreign token or another user's session. No token may appear in
+// the server's output or in an MCP answer.
+func TestE2EOAuth(t *testing.T) {
+	g := needGitea(t)
+	if g.Passwords["alice"] == "" {
+		t.Skip("signing in through Gitea's web UI needs the test users' passwords: a throwaway Gitea, not GITEA_TEST_URL")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	public := "http://" + addr
+
+	var app struct {
+		ID           int64  `json:"id"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	status, _, data, err := g.api("alice", "POST", "/user/applications/oauth2", map[string]any{"name": "giteamcp-e2e-" + rand.Text(),
+		"redirect_uris": []string{public + "/oauth/callback"}, "confidential_client": true})
+	if err != nil || status != http.StatusCreated || json.Unmarshal(data, &app) != nil || app.ClientSecret == "" {
+		t.Fatalf("register the OAuth2 application in Gitea: %d %v", status, err)
+	}
+	t.Cleanup(func() { g.api("alice", "DELETE", fmt.Sprintf("/user/applications/oauth2/%d", app.ID), nil) })
+
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	cmd := exec.Command(serverBinary(t), "-http", addr)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GITEA_URL=" + g.URL, "GITEA_MCP_PROFILE=gitea-owner",
+		"GITEA_AUDIT_LOG=" + audit, "MCP_OAUTH_KEY=" + oauthTestKey, "MCP_PUBLIC_URL=" + public,
+		"GITEA_OAUTH_CLIENT_ID=" + app.ClientID, "GITEA_OAUTH_CLIENT_SECRET=" + app.ClientSecret}
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	var secrets []string // every token and secret seen; none may leak
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		out := stderr.String()
+		for _, s := range append(secrets, app.ClientSecret, oauthTestKey, g.Tokens["alice"], g.Tokens["bob"], g.Tokens["carol"]) {
+			if s != "" && strings.Contains(out, s) {
+				t.Error("a token or secret appears in the server's output")
+			}
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(public + "/.well-known/oauth-authorization-server")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the server exited: %s", stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not answer in 30s: %s", stderr.String())
+		}
+	}
+
+	// The sealed tokens are opened here with the server's key, to find the
+	// Gitea tokens inside and to forge expired and foreign ones.
+	o := testOAuth(t, oauthTestKey)
+	o.public = public
+	users := map[string]oauthTokens{}
+	var alice *oauthClient
+	for _, login := range []string{"alice", "bob"} {
+		tok, c := giteaSignIn(t, g, public, login)
+		users[login] = tok
+		if login == "alice" {
+			alice = c
+		}
+		grant, err := o.open("access", tok.Access)
+		if err != nil || grant.Login != login || grant.Token == "" {
+			t.Fatalf("%s's access token: %v", login, err)
+		}
+		secrets = append(secrets, tok.Access, tok.Refresh, grant.Token)
+		t.Logf("%s signed in: access token of %d characters, refresh token of %d, client id of %d", login, len(tok.Access), len(tok.Refresh), len(c.id))
+	}
+
+	sessions := map[string]string{}
+	for login, tok := range users {
+		sessions[login] = mcpSession(t, public, tok.Access)
+		who, err := mcpWhoami(public, tok.Access, sessions[login])
+		if err != nil || str(who["login"]) != login || str(who["mode"]) != "oauth" || str(who["profile"]) != "gitea-owner" || who["verified"] != true {
+			t.Errorf("gitea_whoami as %s: %v %v", login, who, err)
+		}
+	}
+
+	// alice and bob call at once, 20 times each, each in their session.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []string
+	for i := range 20 {
+		for login, tok := range users {
+			wg.Go(func() {
+				who, err := mcpWhoami(public, tok.Access, sessions[login])
+				if err != nil || str(who["login"]) != login {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("call %d as %s: login %v, %v", i, login, who["login"], err))
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Errorf("concurrent calls saw another identity:\n%s", strings.Join(bad, "\n"))
+	}
+
+	// What the users see never carries a Gitea token.
+	owner, repo := ownerRepo(g)
+	for _, call := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gitea_whoami","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"` + owner + `","repo":"` + repo + `"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"gitea_get_profile","arguments":{}}}`,
+	} {
+		resp, body, err := mcpPost(public, users["bob"].Access, sessions["bob"], call)
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\"mode\":\"oauth\"`) {
+			t.Errorf("%.80s: %v %v %.300s", call, resp.Status, err, body)
+		}
+		for _, s := range secrets {
+			if strings.Contains(string(body), s) {
+				t.Errorf("%.80s: the answer carries a token", call)
+			}
+		}
+	}
+
+	// bob is bob for the policy too: he cannot merge his own pull request,
+	// and the audit log says bob tried.
+	merge := fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"gitea_call_operation","arguments":{"operation":"repoMergePullRequest","arguments":{"owner":%q,"repo":%q,"index":%d,"body":{"do":"merge"}}}}}`, owner, repo, g.PR)
+	if _, body, err := mcpPost(public, users["bob"].Access, sessions["bob"], merge); err != nil || !strings.Contains(string(body), "authored this pull request") {
+		t.Errorf("bob merging his own pull request: %v %.400s", err, body)
+	}
+	if log, err := os.ReadFile(audit); err != nil || !strings.Contains(string(log), `"login":"bob"`) || !strings.Contains(string(log), `"decision":"denied"`) {
+		t.Errorf("audit log: %v\n%s", err, log)
+	}
+
+	// A session serves only its creator.
+	list := `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`
+	if resp, _, err := mcpPost(public, users["bob"].Access, sessions["alice"], list); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bob's token in alice's session: %v %v, want 404", resp.Status, err)
+	}
+
+	// A bad, expired or foreign token gets 401 and the way to sign in.
+	grant, _ := o.open("access", users["alice"].Access)
+	other := testOAuth(t, oauthOtherKey)
+	for name, tok := range map[string]string{
+		"bad":     "not-a-token",
+		"expired": sealAt(o, time.Now().Add(-2*time.Hour), "access", grant, time.Hour),
+		"foreign": other.seal("access", grant, time.Hour),
+		"gitea":   grant.Token,
+	} {
+		resp, _, err := mcpPost(public, tok, "", initBody("2025-11-25"))
+		if err != nil || resp.StatusCode != http.StatusUnauthorized ||
+			!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), `Bearer resource_metadata="`+public+`/.well-known/oauth-protected-resource"`) {
+			t.Errorf("%s token: %v %v, challenge %q", name, resp.Status, err, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+
+	// A refresh gives alice a new access token, carrying a new Gitea token.
+	status, fresh := alice.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {users["alice"].Refresh}, "client_id": {alice.id}})
+	if status != http.StatusOK || fresh.Access == "" || fresh.Refresh == "" {
+		t.Fatalf("refresh: %d %s %s", status, fresh.Error, fresh.Description)
+	}
+	if g, err := o.open("access", fresh.Access); err == nil {
+		secrets = append(secrets, fresh.Access, fresh.Refresh, g.Token)
+	}
+	if who, err := mcpWhoami(public, fresh.Access, sessions["alice"]); err != nil || str(who["login"]) != "alice" {
+		t.Errorf("gitea_whoami after the refresh: %v %v", who, err)
+	}
+}
+
+// giteaSignIn signs login in through the server at base and Gitea's web UI,
+// in a browser of its own, and returns the tokens and the client.
+func giteaSignIn(t *testing.T, g *giteaInstance, base, login string) (oauthTokens, *oauthClient) {
+	t.Helper()
+	c := newOAuthClient(t, base)
+	resp, page := c.consent(t, "allow")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `name="user_name"`) {
+		t.Fatalf("%s: want Gitea's sign-in page, got %s at %s", login, resp.Status, resp.Request.URL.Path)
+	}
+	resp, page = c.post(t, g.URL+"/user/login", url.Values{"user_name": {login}, "password": {g.Passwords[login]}})
+	if resp.StatusCode == http.StatusOK && strings.Contains(page, `action="/login/oauth/grant"`) {
+		f := formFields(page) // the first sign-in through the application asks to grant it access
+		f.Set("granted", "true")
+		resp, _ = c.post(t, g.URL+"/login/oauth/grant", f)
+		t.Logf("%s granted the application access on Gitea's page", login)
+	}
+	return c.exchange(t, c.back(t, resp).Get("code")), c
+}
