@@ -60,22 +60,11 @@ func testOAuth(tb testing.TB, key string) *oauthServer {
 // answer at) behind an httptest server whose URL is the public URL.
 func newOAuthTest(tb testing.TB, gitea string) (*httptest.Server, *oauthServer) {
 	tb.Helper()
-	env := oauthTestEnv(gitea)
-	getenv := func(k string) string { return env[k] }
-	s, err := newServer(getenv)
-	if err != nil {
+	ts, t := newHTTPTest(tb, oauthTestEnv(gitea))
+	if err := t.oauth.setPublic(ts.Listener.Addr().String()); err != nil {
 		tb.Fatal(err)
 	}
-	c, err := loadHTTPConfig(getenv)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ts := httptest.NewServer(s.newHTTPTransport(c))
-	tb.Cleanup(ts.Close)
-	if err := s.cfg.oauth.setPublic(ts.Listener.Addr().String()); err != nil {
-		tb.Fatal(err)
-	}
-	return ts, s.cfg.oauth
+	return ts, t.oauth
 }
 
 // accessToken seals an access token of login for this server's resource.
