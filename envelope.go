@@ -2,15 +2,22 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
+	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -120,10 +127,19 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 	if hideURLs && !x.cfg.revealEndpoints && x.cfg.url != nil {
 		sc.base = strings.TrimSuffix(x.cfg.url.String(), "/")
 	}
-	if ex.status >= 300 {
+	media, _, _ := mime.ParseMediaType(ex.header.Get("Content-Type"))
+	switch {
+	case ex.status >= 300 && ex.status < 400:
+		msg, _ := sc.text(x.redirectMessage(ex), maxErrorMessage)
+		env.Error = &failure{Status: ex.status, Kind: "redirect", Message: x.stripBase(msg)}
+	case ex.status >= 300:
 		msg, _ := sc.text(errorMessage(ex), maxErrorMessage)
 		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.stripBase(msg)}
-	} else {
+	case isJSON(media) && len(ex.body) > 0 && !json.Valid(ex.body):
+		err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
+		env.Error = &failure{Status: ex.status, Kind: "malformed_response",
+			Message: fmt.Sprintf("Gitea's answer says %s but is not valid JSON (%d bytes; %v); it is withheld", media, len(ex.body), err)}
+	default:
 		env.Pagination = readPagination(ex)
 		// data gets what the envelope leaves of maxChars, less room for the
 		// truncation, hidden and masking fields.
@@ -146,25 +162,75 @@ func (x *executor) blocked(env *envelope, rules []string) *envelope {
 	return env
 }
 
-// failure builds the envelope of a request that got no usable answer.
+// failure builds the envelope of a request that got no usable answer. A
+// write that may have reached Gitea says so: repeating it could apply it
+// twice.
 func (x *executor) failure(ctx context.Context, ex *sent, err error, red *redactor) *envelope {
-	kind := "network_error"
-	var ke *kindError
-	switch {
-	case errors.As(err, &ke):
-		kind = ke.kind
-	case errors.Is(err, context.Canceled):
-		kind = "cancelled"
-	case errors.Is(err, context.DeadlineExceeded):
-		kind = "timeout"
+	kind, msg := x.fault(err)
+	if ex.method != http.MethodGet && ex.status == 0 && (kind == "timeout" || kind == "cancelled" || kind == "network_error") {
+		msg += fmt.Sprintf("; the %s may have reached Gitea: check its effect before repeating it", ex.method)
 	}
 	sc := &scrubber{red: red, mask: x.cfg.secretMode != modeOff}
-	msg, _ := sc.text(err.Error(), maxErrorMessage)
+	msg, _ = sc.text(msg, maxErrorMessage)
 	_, caller := x.active(ctx)
 	env := envelope{Request: &requestInfo{Method: ex.method, Path: ex.path}, Status: ex.status,
 		Identity: caller.identity(), UntrustedContent: untrustedNotice,
 		Error: &failure{Status: ex.status, Kind: kind, Message: x.stripBase(msg)}}
 	return &env
+}
+
+// fault names what went wrong with a request to Gitea, in words that name
+// neither its host nor its address.
+func (x *executor) fault(err error) (kind, msg string) {
+	var ke *kindError
+	var dns *net.DNSError
+	var ne net.Error
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.kind, ke.Error()
+	case errors.Is(err, context.Canceled):
+		return "cancelled", "the request was cancelled"
+	case errors.As(err, &dns):
+		return "dns_error", "cannot resolve the host name of GITEA_URL: " + dns.Err
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout", fmt.Sprintf("no complete answer from Gitea within GITEA_TIMEOUT (%v)", x.cfg.timeout)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection_refused", "Gitea refused the connection: is it running at GITEA_URL?"
+	}
+	if why := tlsFault(err); why != "" {
+		return "tls_error", "TLS with Gitea failed: " + why
+	}
+	if errors.As(err, &ue) {
+		err = ue.Err // without the method and URL, which the envelope has
+	}
+	return "network_error", "the connection to Gitea failed: " + err.Error()
+}
+
+// tlsFault says why a TLS handshake failed, or "" for an error that is not
+// one.
+func tlsFault(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &unknown):
+		return "its certificate is signed by an unknown authority (for a private CA, set GITEA_CA_FILE)"
+	case errors.As(err, &host):
+		return "its certificate is not valid for the host name of GITEA_URL"
+	case errors.As(err, &invalid):
+		return "its certificate is expired or not valid"
+	case errors.As(err, &verify):
+		return "its certificate cannot be verified"
+	case errors.As(err, &record) || strings.HasSuffix(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's words, not a type
+		return "it does not speak TLS (should GITEA_URL start with http://?)"
+	case errors.As(err, &alert):
+		return "it refused the handshake (" + alert.Error() + ")"
+	}
+	return ""
 }
 
 // kindError is an error with the error.kind it is reported under.
@@ -261,12 +327,12 @@ func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation) {
 	}
 	ct := ex.header.Get("Content-Type")
 	switch media, _, _ := mime.ParseMediaType(ct); {
-	case (media == "application/json" || strings.HasSuffix(media, "+json")) && json.Valid(ex.body):
+	case isJSON(media) && json.Valid(ex.body):
 		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
 			return boundJSON(out, total, ends, maxChars)
 		}
 		fallthrough // nested deeper than maxJSONDepth: returned as text
-	case utf8.Valid(ex.body) && (strings.HasPrefix(media, "text/") || media == "application/json" || strings.HasSuffix(media, "+json") || media == ""):
+	case utf8.Valid(ex.body) && (strings.HasPrefix(media, "text/") || isJSON(media) || media == ""):
 		s, cut := sc.text(string(ex.body), maxChars)
 		if cut {
 			return s, &truncation{Chars: true}
@@ -274,6 +340,11 @@ func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation) {
 		return s, nil
 	}
 	return map[string]any{"content_base64": base64.StdEncoding.EncodeToString(ex.body), "content_type": ct, "size": len(ex.body)}, nil
+}
+
+// isJSON reports whether a media type is JSON.
+func isJSON(media string) bool {
+	return media == "application/json" || strings.HasSuffix(media, "+json")
 }
 
 // boundJSON cuts rewritten JSON to maxChars bytes: a top-level array keeps as
@@ -462,13 +533,35 @@ func errorMessage(ex *sent) string {
 	} else if utf8.Valid(ex.body) {
 		msg = strings.TrimSpace(string(ex.body))
 	}
-	if ex.status >= 300 && ex.status < 400 {
-		msg = "redirect to " + ex.header.Get("Location") + " not followed"
+	if ex.status == http.StatusTooManyRequests {
+		msg = strings.TrimSpace(fmt.Sprintf("%s (Retry-After: %s; retried %d times)", msg, cmp.Or(ex.header.Get("Retry-After"), "none"), ex.retries))
 	}
 	if len(msg) > maxErrorMessage {
 		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
 	}
 	return msg
+}
+
+// redirectMessage says where Gitea redirected and why it was not followed:
+// a GET read elsewhere would escape the rules checked for the path asked, a
+// write resent elsewhere could become a read and be lost, and the token goes
+// to GITEA_URL's host only.
+func (x *executor) redirectMessage(ex *sent) string {
+	base, _ := url.Parse(x.cfg.apiBase) // checked at startup
+	where := "another host"
+	if loc, err := base.Parse(ex.header.Get("Location")); err == nil && loc.Scheme == base.Scheme && loc.Host == base.Host {
+		where = loc.RequestURI()
+		if p, ok := strings.CutPrefix(where, base.EscapedPath()+"/"); ok {
+			where = "/" + p
+		}
+	}
+	if ex.method != http.MethodGet {
+		return fmt.Sprintf("Gitea redirected this %s to %s; not followed: a write is never resent to another location", ex.method, where)
+	}
+	if where == "another host" {
+		return "Gitea redirected to another host; not followed: the token is only ever sent to GITEA_URL"
+	}
+	return fmt.Sprintf("Gitea redirected to %s; not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant", where)
 }
 
 // readPagination reads the page, limit, total and next and last pages.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -13,8 +15,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // request is what a tool asks of Gitea: an operation with its arguments, or,
@@ -108,6 +112,7 @@ type sent struct {
 	status       int
 	header       http.Header
 	body         []byte
+	retries      int // GETs sent again after a 429
 }
 
 // do runs one tool request and returns the tools/call result.
@@ -355,6 +360,15 @@ func addQuery(q url.Values, name string, v any, format string) {
 	}
 }
 
+// Retries of a GET that Gitea answered 429 Too Many Requests: at most
+// maxRetries more attempts, each after the Retry-After Gitea asks for (one
+// second when it names none), and none when it asks for longer than
+// maxRetryWait or in a form that cannot be read. Writes are never retried.
+const (
+	maxRetries   = 2
+	maxRetryWait = 5 * time.Second
+)
+
 // send makes the HTTP request to Gitea and reads the answer within bounds.
 func (x *executor) send(ctx context.Context, op *operation, p string, query url.Values, body any) (*sent, error) {
 	ex := &sent{method: op.Method, path: p, query: query}
@@ -362,7 +376,7 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	var rd io.Reader
+	var payload []byte
 	contentType := ""
 	switch b := body.(type) {
 	case nil:
@@ -372,30 +386,49 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 		fw, _ := w.CreateFormFile(b.field, b.field)
 		fw.Write(b.content)
 		w.Close()
-		rd, contentType = &buf, w.FormDataContentType()
+		payload, contentType = buf.Bytes(), w.FormDataContentType()
 	default:
 		if s, ok := b.(string); ok && op.ID == "renderMarkdownRaw" {
-			rd, contentType = strings.NewReader(s), "text/plain"
+			payload, contentType = []byte(s), "text/plain"
 			break
 		}
-		rd, contentType = bytes.NewReader(encode(b)), "application/json"
-	}
-	req, err := http.NewRequestWithContext(ctx, op.Method, u, rd)
-	if err != nil {
-		return ex, err
+		payload, contentType = encode(b), "application/json"
 	}
 	_, c := x.active(ctx)
-	req.Header.Set("Authorization", "token "+c.token)
-	if c.sudo != "" {
-		req.Header.Set("Sudo", c.sudo)
-	}
-	req.Header.Set("Accept", "application/json")
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := x.client.Do(req)
-	if err != nil {
-		return ex, err
+	var resp *http.Response
+	for {
+		var rd io.Reader
+		if contentType != "" {
+			rd = bytes.NewReader(payload)
+		}
+		req, err := http.NewRequestWithContext(ctx, op.Method, u, rd)
+		if err != nil {
+			return ex, err
+		}
+		req.Header.Set("Authorization", "token "+c.token)
+		if c.sudo != "" {
+			req.Header.Set("Sudo", c.sudo)
+		}
+		req.Header.Set("Accept", "application/json")
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if resp, err = x.client.Do(req); err != nil {
+			return ex, err
+		}
+		wait, retry := retryWait(resp, op.Method, ex.retries)
+		if !retry {
+			break
+		}
+		resp.Body.Close()
+		ex.retries++
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ex, ctx.Err()
+		case <-t.C:
+		}
 	}
 	defer resp.Body.Close()
 	ex.status, ex.header = resp.StatusCode, resp.Header
@@ -406,7 +439,11 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 	if resp.ContentLength > int64(limit) {
 		return ex, tooLarge(limit)
 	}
+	var err error
 	ex.body, err = io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return ex, &kindError{"truncated_body", fmt.Errorf("the answer broke off after %d bytes: the connection closed before its end", len(ex.body))}
+	}
 	if err != nil {
 		return ex, err
 	}
@@ -414,6 +451,51 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 		return ex, tooLarge(limit)
 	}
 	return ex, nil
+}
+
+// retryWait returns how long to wait before sending a GET again that Gitea
+// answered 429, and false when it is not sent again.
+func retryWait(resp *http.Response, method string, retries int) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests || method != http.MethodGet || retries >= maxRetries {
+		return 0, false
+	}
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return time.Second, true
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, n >= 0 && n <= int(maxRetryWait/time.Second)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := max(time.Until(t), 0)
+		return d, d <= maxRetryWait
+	}
+	return 0, false
+}
+
+// giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each
+// request, the CAs of GITEA_CA_FILE (if set) replace the system's, and no
+// redirect is followed (redirectMessage says why).
+func giteaClient(cfg *config) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: cfg.roots}
+	t.MaxIdleConnsPerHost = maxInFlight // one host, up to maxInFlight requests at once
+	return &http.Client{Timeout: cfg.timeout, Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// loadCA reads GITEA_CA_FILE: the PEM certificates of the CAs that sign a
+// self-hosted Gitea's certificate.
+func loadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("GITEA_CA_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("GITEA_CA_FILE %q: no PEM certificate in it", path)
+	}
+	return pool, nil
 }
 
 // tooLarge reports an answer over the read bound for its content type.

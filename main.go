@@ -36,6 +36,8 @@
 //	                   comma-separated, or "all"
 //	DISABLED_TOOLS     tool and operation names to remove, comma-separated
 //	GITEA_TIMEOUT      timeout of one Gitea request (default 30s)
+//	GITEA_CA_FILE      PEM file of the CAs that sign Gitea's certificate (a
+//	                   private CA); they replace the system's
 //	MCP_BEARER_TOKEN   with -http: the token every HTTP request must carry
 //	                   as "Authorization: Bearer <token>"
 //	MCP_ALLOWED_ORIGINS
@@ -56,6 +58,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -154,6 +157,7 @@ type config struct {
 	tools       string
 	off         string
 	timeout     time.Duration
+	roots       *x509.CertPool // GITEA_CA_FILE; nil: the system's CAs
 
 	secrets         []string // exact values redacted from every result
 	secretMode      secretMode
@@ -217,7 +221,12 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		}
 		c.timeout = d
 	}
-	if c.oauth, err = loadOAuth(getenv, c.url, c.timeout); err != nil {
+	if v := getenv("GITEA_CA_FILE"); v != "" {
+		if c.roots, err = loadCA(v); err != nil {
+			return nil, err
+		}
+	}
+	if c.oauth, err = loadOAuth(getenv, c.url, giteaClient(c)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -242,8 +251,7 @@ func newServer(getenv func(string) string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{cfg: cfg, srcDir: sourceDir(), client: &http.Client{Timeout: cfg.timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}} // redirects are reported, never followed
+	x := &executor{cfg: cfg, srcDir: sourceDir(), client: giteaClient(cfg)}
 	if cfg.profileFile != "" {
 		if x.profiles, err = loadProfiles(cfg.profileFile); err != nil {
 			if ierr := infraCheck(cfg.profileFile, ""); ierr != nil && !os.IsNotExist(err) && !errors.Is(err, os.ErrNotExist) {
@@ -324,8 +332,7 @@ func loadOpenAPI(cfg *config) ([]byte, error) {
 		if cfg.url == nil {
 			return nil, errors.New("GITEA_OPENAPI=live needs GITEA_URL")
 		}
-		client := &http.Client{Timeout: cfg.timeout}
-		resp, err := client.Get(strings.TrimSuffix(cfg.url.String(), "/") + "/swagger.v1.json")
+		resp, err := giteaClient(cfg).Get(strings.TrimSuffix(cfg.url.String(), "/") + "/swagger.v1.json")
 		if err != nil {
 			return nil, fmt.Errorf("GITEA_OPENAPI=live: %w", err)
 		}

@@ -74,7 +74,7 @@ type oauthServer struct {
 // loadOAuth reads OAuth mode's settings: nil without GITEA_OAUTH_CLIENT_ID
 // and GITEA_OAUTH_CLIENT_SECRET, an error when they are incomplete,
 // conflict with static bearer or sudo mode, or lack a usable key.
-func loadOAuth(getenv func(string) string, gitea *url.URL, timeout time.Duration) (*oauthServer, error) {
+func loadOAuth(getenv func(string) string, gitea *url.URL, client *http.Client) (*oauthServer, error) {
 	id, secret := getenv("GITEA_OAUTH_CLIENT_ID"), getenv("GITEA_OAUTH_CLIENT_SECRET")
 	switch {
 	case id == "" && secret == "":
@@ -95,7 +95,7 @@ func loadOAuth(getenv func(string) string, gitea *url.URL, timeout time.Duration
 	block, _ := aes.NewCipher(key) // 32 bytes: AES-256, which GCM accepts
 	aead, _ := cipher.NewGCM(block)
 	o := &oauthServer{gitea: strings.TrimSuffix(gitea.String(), "/"), clientID: id, secret: secret, aead: aead,
-		client: &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		client: client,
 		cop:    http.NewCrossOriginProtection(), now: time.Now, used: map[string]int64{}}
 	if raw := getenv("MCP_PUBLIC_URL"); raw != "" {
 		if o.public, err = checkPublicURL(raw); err != nil {

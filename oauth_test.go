@@ -46,7 +46,7 @@ func testOAuth(tb testing.TB, key string) *oauthServer {
 	tb.Helper()
 	env := oauthTestEnv("https://gitea.example.com")
 	env["MCP_OAUTH_KEY"] = key
-	o, err := loadOAuth(func(k string) string { return env[k] }, &url.URL{Scheme: "https", Host: "gitea.example.com"}, time.Second)
+	o, err := loadOAuth(func(k string) string { return env[k] }, &url.URL{Scheme: "https", Host: "gitea.example.com"}, giteaClient(&config{timeout: time.Second}))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestOAuthPublicURL(t *testing.T) {
 	for _, tt := range tests {
 		env := oauthTestEnv("https://gitea.example.com")
 		env["MCP_PUBLIC_URL"] = tt.env
-		o, err := loadOAuth(func(k string) string { return env[k] }, &url.URL{Scheme: "https", Host: "gitea.example.com"}, time.Second)
+		o, err := loadOAuth(func(k string) string { return env[k] }, &url.URL{Scheme: "https", Host: "gitea.example.com"}, giteaClient(&config{timeout: time.Second}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Protocol versions. The initialize era negotiates one of initVersions; the
@@ -42,6 +43,11 @@ const (
 
 // maxMessageBytes bounds one JSON-RPC message (one stdio line or HTTP body).
 const maxMessageBytes = 4 << 20
+
+// maxInFlight bounds the stdio messages served at once, and the messages of
+// one batch. A request beyond it is refused at once (a client that keeps
+// sending without reading then blocks on its own writes).
+const maxInFlight = 64
 
 // rpcError is a JSON-RPC error object.
 type rpcError struct {
@@ -111,9 +117,9 @@ func encode(v any) []byte {
 }
 
 // serveStdio reads one JSON-RPC message per line from in and writes each
-// response whole, on its own line, to out. Requests run concurrently. At the
-// end of input it waits for the calls in flight. Cancelling ctx (SIGTERM,
-// SIGINT) cancels them and returns within a second.
+// response whole, on its own line, to out. Requests run concurrently, at most
+// maxInFlight at once. At the end of input it waits for the calls in flight.
+// Cancelling ctx (SIGTERM, SIGINT) cancels them and returns within a second.
 func (s *server) serveStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	var wmu sync.Mutex
 	var werr error
@@ -125,6 +131,7 @@ func (s *server) serveStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	})
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxInFlight)
 	done := make(chan error, 1)
 	go func() {
 		r := bufio.NewReaderSize(in, 64<<10)
@@ -136,7 +143,15 @@ func (s *server) serveStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				continue
 			}
 			if len(bytes.TrimSpace(line)) > 0 {
-				wg.Go(func() { sess.handle(ctx, line) })
+				select {
+				case slots <- struct{}{}:
+					wg.Go(func() {
+						defer func() { <-slots }()
+						sess.handle(ctx, line)
+					})
+				default:
+					sess.busy(ctx, line)
+				}
 			}
 			if err != nil {
 				wg.Wait()
@@ -189,6 +204,24 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
+// busy answers a line that arrives while maxInFlight others are served,
+// without waiting: a notification is still handled (a cancellation must get
+// through), and so is a line that is not a request; a request is refused.
+func (sess *session) busy(ctx context.Context, line []byte) {
+	var m message
+	line = bytes.TrimSpace(line)
+	if line[0] != '[' && (!utf8.Valid(line) || json.Unmarshal(line, &m) != nil || m.ID == nil || !validID(m.ID)) {
+		sess.handle(ctx, line)
+		return
+	}
+	id := m.ID
+	if id == nil {
+		id = json.RawMessage("null") // a batch
+	}
+	sess.send(encode(response{JSONRPC: "2.0", ID: id,
+		Error: errorf(codeInternal, "server busy: %d messages in flight; send it again once one is answered", maxInFlight)}))
+}
+
 // handle serves one raw message (a single message or, in 2025-03-26, a batch)
 // and sends its response, if any.
 func (sess *session) handle(ctx context.Context, raw []byte) {
@@ -201,6 +234,9 @@ func (sess *session) handle(ctx context.Context, raw []byte) {
 // when there is none (notifications, cancelled requests).
 func (sess *session) handleRaw(ctx context.Context, raw []byte) []byte {
 	raw = bytes.TrimSpace(raw)
+	if !utf8.Valid(raw) {
+		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeParse, "parse error: the message is not valid UTF-8")})
+	}
 	if len(raw) > 0 && raw[0] == '[' {
 		return sess.handleBatch(ctx, raw)
 	}
@@ -218,8 +254,9 @@ func (sess *session) handleRaw(ctx context.Context, raw []byte) []byte {
 	return nil
 }
 
-// handleBatch serves a JSON array of messages, which only protocol version
-// 2025-03-26 allows, and returns the array of responses.
+// handleBatch serves a JSON array of at most maxInFlight messages, which only
+// protocol version 2025-03-26 allows, one after the other, and returns the
+// array of responses.
 func (sess *session) handleBatch(ctx context.Context, raw []byte) []byte {
 	var msgs []json.RawMessage
 	if err := json.Unmarshal(raw, &msgs); err != nil {
@@ -232,19 +269,20 @@ func (sess *session) handleBatch(ctx context.Context, raw []byte) []byte {
 		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"),
 			Error: errorf(codeInvalidRequest, "batches are only accepted, non-empty, in protocol version 2025-03-26")})
 	}
-	out := make([][]byte, len(msgs))
-	var wg sync.WaitGroup
-	for i, m := range msgs {
-		wg.Go(func() {
-			if len(bytes.TrimSpace(m)) > 0 && bytes.TrimSpace(m)[0] == '[' {
-				out[i] = encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "nested batch")})
-				return
-			}
-			out[i] = sess.handleRaw(ctx, m)
-		})
+	if len(msgs) > maxInFlight {
+		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"),
+			Error: errorf(codeInvalidRequest, "a batch holds at most %d messages", maxInFlight)})
 	}
-	wg.Wait()
-	out = slices.DeleteFunc(out, func(b []byte) bool { return b == nil })
+	var out [][]byte
+	for _, m := range msgs { // each a JSON value without surrounding space
+		r := encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "nested batch")})
+		if m[0] != '[' {
+			r = sess.handleRaw(ctx, m)
+		}
+		if r != nil {
+			out = append(out, r)
+		}
+	}
 	if len(out) == 0 {
 		return nil
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// procStatus reads a memory figure in kB (VmHWM: peak RSS, VmRSS) of a
+// process from /proc/<pid>/status.
+func procStatus(t *testing.T, pid int, field string) int {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), field+":"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	t.Fatalf("%s not in /proc/%d/status", field, pid)
+	return 0
+}
+
+// bigGitea serves a 50 MB JSON array for every repository, with
+// Content-Length for repository "declared" and chunked otherwise: fault
+// injection, as a real Gitea does not easily produce one.
+func bigGitea(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Path == "/api/v1/user" {
+		w.Write([]byte(`{"login":"alice"}`))
+		return
+	}
+	elem := []byte(`{"name":"` + strings.Repeat("x", 1000) + `"},`)
+	n := 50 << 20 / len(elem)
+	if strings.HasSuffix(r.URL.Path, "/declared") {
+		w.Header().Set("Content-Length", strconv.Itoa(n*len(elem)+1))
+	}
+	w.Write([]byte("["))
+	for range n {
+		if _, err := w.Write(elem); err != nil {
+			return
+		}
+	}
+}
+
+// TestMemoryBounds reads the built server's peak resident memory with the
+// default bounds: idle once the OpenAPI document is loaded, and while it
+// serves a 50 MB answer.
+func TestMemoryBounds(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(bigGitea))
+	defer ts.Close()
+	for _, tc := range []struct {
+		repo  string // "": idle
+		maxKB int
+	}{
+		{"", 25 << 10},
+		{"chunked", 40 << 10},
+		{"declared", 40 << 10},
+	} {
+		c := startClient(t, "GITEA_URL="+ts.URL, "GITEA_TOKEN="+faultToken)
+		c.initialize("2025-11-25")
+		if r := c.call("tools/list", nil); r.Error != nil {
+			t.Fatal(r.Error.Message)
+		}
+		what := "idle after initialize and tools/list"
+		if tc.repo != "" {
+			what = "serving a 50 MB answer, " + tc.repo
+			res, _ := c.callTool("repoGet", map[string]any{"owner": "big", "repo": tc.repo})
+			if kind := str(get(res, "error.kind")); kind != "payload_too_large" {
+				t.Errorf("%s: error kind %s, want payload_too_large", tc.repo, kind)
+			}
+		}
+		peak := procStatus(t, c.cmd.Process.Pid, "VmHWM")
+		t.Logf("%s: peak RSS %d kB", what, peak)
+		if peak > tc.maxKB {
+			t.Errorf("%s: peak RSS %d kB, want at most %d kB", what, peak, tc.maxKB)
+		}
+	}
+}

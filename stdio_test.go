@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestStdioBadInput sends lines a broken or hostile client could send, each
+// answered by one line, and a ping after each to show the server still
+// serves.
+func TestStdioBadInput(t *testing.T) {
+	c := startClient(t)
+	c.initialize("2025-11-25")
+	deep := strings.Repeat("[", 9000) + strings.Repeat("]", 9000)
+	for _, tc := range []struct{ name, line, want string }{
+		{"10 MB line", strings.Repeat("x", 10<<20),
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message larger than 4194304 bytes"}}`},
+		{"invalid UTF-8 in a string", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}",
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the message is not valid UTF-8"}}`},
+		{"invalid UTF-8 in the id", "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\x28\",\"method\":\"ping\"}",
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the message is not valid UTF-8"}}`},
+		{"100,000 nested arrays", strings.Repeat("[", 100000),
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid character '[' exceeded max depth"}}`},
+		{"100,000 nested objects", strings.Repeat(`{"a":`, 100000),
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid character '{' exceeded max depth"}}`},
+		{"9,000 nested arrays in arguments", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gitea_find_operations","arguments":{"query":"x","deep":` + deep + `}}}`,
+			`{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"{\"error\":{\"kind\":\"invalid_arguments\",\"message\":\"deep: additionalProperties: not allowed\"}}","type":"text"}],"isError":true}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.send(tc.line)
+			if diff := cmp.Diff(tc.want, string(c.recv())); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+			if r := c.call("ping", nil); r.Error != nil {
+				t.Fatal(r.Error.Message)
+			}
+		})
+	}
+}
+
+// TestStdioBatchBound shows that a batch holds at most maxInFlight messages.
+func TestStdioBatchBound(t *testing.T) {
+	c := startClient(t)
+	c.initialize("2025-03-26")
+	c.send("[" + strings.Repeat(`{"jsonrpc":"2.0","method":"x"},`, maxInFlight) + `{"jsonrpc":"2.0","method":"x"}]`)
+	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a batch holds at most 64 messages"}}`
+	if diff := cmp.Diff(want, string(c.recv())); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestStdioEndMidLine ends the input in the middle of a line: a whole
+// message without its newline is served, a cut one is a parse error, and
+// the server exits cleanly.
+func TestStdioEndMidLine(t *testing.T) {
+	for _, tc := range []struct{ last, want string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"ping"}`, `{"jsonrpc":"2.0","id":7,"result":{}}`},
+		{`{"jsonrpc":"2.0","id":7,"meth`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`},
+	} {
+		cmd := exec.Command(serverBinary(t))
+		cmd.Stdin = strings.NewReader(tc.last)
+		out, err := cmd.Output()
+		if diff := cmp.Diff(tc.want+"\n", string(out)); diff != "" || err != nil {
+			t.Errorf("%s: exit %v; mismatch (-want +got):\n%s", tc.last, err, diff)
+		}
+	}
+}
+
+// hangingGitea answers /api/v1/user and holds every other request until the
+// client gives up on it, counting arrivals and cancellations.
+type hangingGitea struct {
+	*httptest.Server
+	arrived, cancelled atomic.Int32
+}
+
+// newHangingGitea starts a hangingGitea.
+func newHangingGitea(t *testing.T) *hangingGitea {
+	h := &hangingGitea{}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v1/user" {
+			w.Write([]byte(`{"login":"alice"}`))
+			return
+		}
+		io.Copy(io.Discard, r.Body) // the server notices a client gone only once the body is read
+		h.arrived.Add(1)
+		<-r.Context().Done()
+		h.cancelled.Add(1)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// waitFor polls cond for up to ten seconds.
+func waitFor(cond func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestStdioBusyAndCancelAll fills every slot with a call that hangs: one
+// more request is refused at once while a cancellation still gets through;
+// cancelling every call stops every Gitea request and answers none of them.
+func TestStdioBusyAndCancelAll(t *testing.T) {
+	h := newHangingGitea(t)
+	c := startClient(t, "GITEA_URL="+h.URL, "GITEA_TOKEN="+faultToken)
+	c.initialize("2025-11-25")
+	call := func(id string) {
+		c.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"` + id + `"}}}`)
+	}
+	for i := range maxInFlight {
+		call(fmt.Sprint("call-", i))
+	}
+	for deadline := time.Now().Add(10 * time.Second); h.arrived.Load() < maxInFlight; {
+		select {
+		case line := <-c.lines: // refused: the slot of an earlier message was not free yet
+			var r rpcReply
+			json.Unmarshal(line, &r)
+			id, _ := strconv.Unquote(string(r.ID))
+			if r.Error == nil || !strings.HasPrefix(id, "call-") {
+				t.Fatalf("unexpected answer %s", line)
+			}
+			call(id)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests reached Gitea", h.arrived.Load(), maxInFlight)
+		}
+	}
+	c.send(`{"jsonrpc":"2.0","id":"one-more","method":"ping"}`)
+	want := `{"jsonrpc":"2.0","id":"one-more","error":{"code":-32603,"message":"server busy: 64 messages in flight; send it again once one is answered"}}`
+	if diff := cmp.Diff(want, string(c.recv())); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	for i := range maxInFlight {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-%d"}}`, i))
+	}
+	if !waitFor(func() bool { return h.cancelled.Load() == maxInFlight }) {
+		t.Fatalf("%d of %d Gitea requests cancelled", h.cancelled.Load(), maxInFlight)
+	}
+	if r := c.call("ping", nil); r.Error != nil {
+		t.Fatal(r.Error.Message)
+	}
+	for line := range strings.Lines(c.transcript.String()) {
+		if strings.Contains(line, `"id":"call-`) && !strings.Contains(line, "server busy") {
+			t.Errorf("a cancelled call was answered: %s", line)
+		}
+	}
+}
+
+// TestStdioSignals sends SIGTERM or SIGINT while writes hang in Gitea: every
+// call is cancelled and answered as such, the audit log has every attempt
+// with an intact chain, and the server exits at once.
+func TestStdioSignals(t *testing.T) {
+	const calls = 8
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			h := newHangingGitea(t)
+			audit := filepath.Join(t.TempDir(), "audit.log")
+			c := startClient(t, "GITEA_URL="+h.URL, "GITEA_TOKEN="+faultToken, "GITEA_MCP_PROFILE=gitea-owner",
+				"GITEA_MCP_TOOLS=issueCreateIssue", "GITEA_AUDIT_LOG="+audit)
+			c.initialize("2025-11-25")
+			for i := range calls {
+				c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"issueCreateIssue","arguments":{"owner":"alice","repo":"demo","body":{"title":"t%d"}}}}`, 100+i, i))
+			}
+			if !waitFor(func() bool { return h.arrived.Load() == calls }) {
+				t.Fatalf("%d of %d requests reached Gitea", h.arrived.Load(), calls)
+			}
+			start := time.Now()
+			c.cmd.Process.Signal(sig)
+			kinds := map[string]int{}
+			for line := range c.lines {
+				var r rpcReply
+				var res struct {
+					Content []struct{ Text string }
+				}
+				json.Unmarshal(line, &r)
+				json.Unmarshal(r.Result, &res)
+				for _, ct := range res.Content {
+					var env envelope
+					if json.Unmarshal([]byte(ct.Text), &env) != nil || env.Error == nil {
+						t.Errorf("not an error result: %s", ct.Text)
+						continue
+					}
+					kinds[env.Error.Kind+": "+env.Error.Message]++
+				}
+			}
+			err := c.cmd.Wait()
+			took := time.Since(start)
+			t.Logf("%v: exited (%v) %v after the signal", sig, err, took.Round(time.Millisecond))
+			if took > 5*time.Second { // a hang guard, not a timing assertion
+				t.Errorf("exit took %v", took)
+			}
+			want := map[string]int{"cancelled: the request was cancelled; the POST may have reached Gitea: check its effect before repeating it": calls}
+			if diff := cmp.Diff(want, kinds); diff != "" {
+				t.Errorf("answers: mismatch (-want +got):\n%s", diff)
+			}
+			f, err := os.Open(audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if n, err := verifyAudit(f); n != calls || err != nil {
+				t.Errorf("audit log: %d lines, %v; want %d and an intact chain", n, err, calls)
+			}
+		})
+	}
+}
+
+// TestStdioClientStopsReading sends many requests without reading any
+// answer: the server stops reading too once its writes block, and its
+// memory stays bounded; once the client reads, every request is answered.
+func TestStdioClientStopsReading(t *testing.T) {
+	const n = 3000
+	cmd := exec.Command(serverBinary(t))
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var written atomic.Int32
+	go func() {
+		w := bufio.NewWriter(in)
+		fmt.Fprintln(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"gitea_find_operations","arguments":{"query":"pull request merge review","limit":20}}}`+"\n", i)
+			w.Flush()
+			written.Add(1)
+		}
+		in.Close()
+	}()
+	for last := int32(-1); last != written.Load(); time.Sleep(500 * time.Millisecond) {
+		last = written.Load()
+	}
+	blocked := procStatus(t, cmd.Process.Pid, "VmHWM")
+	t.Logf("not reading: %d of %d requests written before the server stopped reading; peak RSS %d kB", written.Load(), n, blocked)
+	if written.Load() == n {
+		t.Fatal("the server read every request while no answer was read")
+	}
+	if blocked > 40<<10 {
+		t.Errorf("peak RSS %d kB while the client does not read, want under 40 MB", blocked)
+	}
+	answered, busy := map[int]bool{}, 0
+	r := bufio.NewReaderSize(out, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var reply struct {
+			ID    int
+			Error *rpcError
+		}
+		if json.Unmarshal(line, &reply) != nil || answered[reply.ID] || !utf8.Valid(line) {
+			t.Fatalf("bad or repeated answer: %.200s", line)
+		}
+		answered[reply.ID] = true
+		if reply.Error != nil {
+			busy++
+		}
+	}
+	cmd.Wait()
+	t.Logf("answered %d of %d (%d busy)", len(answered)-1, n, busy)
+	if len(answered) != n+1 {
+		t.Errorf("answered %d of %d requests", len(answered)-1, n)
+	}
+}
+
+// FuzzRPCLine serves random lines, in a fresh session that accepts batches
+// (protocol version 2025-03-26) or not: never a panic, and the answer is nil
+// or one line of valid JSON in valid UTF-8.
+func FuzzRPCLine(f *testing.F) {
+	s, err := newServer(func(name string) string { return map[string]string{"GITEA_MCP_TOOLS": "repoGet"}[name] })
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := s.wait(); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line []byte, batches bool) {
+		sess := newSession(s, func([]byte) {})
+		if batches {
+			sess.version = "2025-03-26"
+		}
+		out := sess.handleRaw(context.Background(), line)
+		if out != nil && (bytes.ContainsAny(out, "\r\n") || !json.Valid(out) || !utf8.Valid(out)) {
+			t.Fatalf("handleRaw(%q) = %q", line, out)
+		}
+	})
+}
