@@ -487,29 +487,16 @@ func appendString(out []byte, s string) []byte {
 	return append(out, '"')
 }
 
+// statusKinds names the HTTP error statuses; other 3xx are "redirect", 5xx
+// "server_error" and 4xx "client_error" (errorKind).
+var statusKinds = map[int]string{400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+	405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 422: "validation", 423: "locked", 429: "rate_limited"}
+
 // errorKind names an HTTP error status.
 func errorKind(status int) string {
-	switch {
-	case status == 400:
-		return "bad_request"
-	case status == 401:
-		return "unauthorized"
-	case status == 403:
-		return "forbidden"
-	case status == 404:
-		return "not_found"
-	case status == 405:
-		return "method_not_allowed"
-	case status == 409:
-		return "conflict"
-	case status == 413:
-		return "payload_too_large"
-	case status == 422:
-		return "validation"
-	case status == 423:
-		return "locked"
-	case status == 429:
-		return "rate_limited"
+	switch kind, ok := statusKinds[status]; {
+	case ok:
+		return kind
 	case status >= 500:
 		return "server_error"
 	case status >= 300 && status < 400:
