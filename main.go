@@ -299,22 +299,29 @@ func sourceDir() string {
 // the catalog.
 func (s *server) load() {
 	defer close(s.ready)
-	if s.loadErr = infraCheck(s.cfg.profileFile, s.exec.srcDir); s.loadErr != nil {
-		return // the runtime isolation check: checked here, off the path of initialize
+	infra := make(chan error, 1) // the runtime isolation check runs beside the parsing
+	go func() { infra <- infraCheck(s.cfg.profileFile, s.exec.srcDir) }()
+	s.loadErr = s.build()
+	if err := <-infra; err != nil {
+		s.loadErr = err
 	}
+}
+
+// build reads the OpenAPI document and builds the catalog.
+func (s *server) build() error {
 	doc, err := loadOpenAPI(s.cfg)
 	if err != nil {
-		s.loadErr = err
-		return
+		return err
 	}
 	ops, err := parseOpenAPI(doc)
 	if err != nil {
-		s.loadErr = err
-		return
+		return err
 	}
-	if s.cat, s.loadErr = newCatalog(ops, s.cfg.tools, s.cfg.off); s.loadErr == nil {
-		s.exec.setCatalog(s.cat)
+	if s.cat, err = newCatalog(ops, s.cfg.tools, s.cfg.off); err != nil {
+		return err
 	}
+	s.exec.setCatalog(s.cat)
+	return nil
 }
 
 // wait blocks until the catalog is built.

@@ -33,7 +33,7 @@ type operation struct {
 	Summary string
 	Tags    []string
 
-	rawParams  []byte
+	raw        []byte // the operation object, whose parameters are decoded on first use
 	defs       *definitions
 	schemaOnce sync.Once
 	params     []param
@@ -102,18 +102,29 @@ func parseOpenAPI(doc []byte) ([]*operation, error) {
 			if !slices.Contains(httpMethods, method) {
 				continue // "parameters" and extensions
 			}
-			fields, err := members(raw)
-			if err != nil {
-				return nil, fmt.Errorf("openapi document: %s %s: %w", method, route, err)
-			}
-			op := &operation{Method: strings.ToUpper(method), Route: route, rawParams: fields["parameters"], defs: defs}
-			op.ID, err = decodeString(fields["operationId"])
-			if err == nil {
-				op.Summary, err = decodeString(fields["summary"])
-			}
-			if err == nil && fields["tags"] != nil {
-				err = json.Unmarshal(fields["tags"], &op.Tags)
-			}
+			// Only the members every operation needs are read now, stopping
+			// once they are found: Gitea's document has them before the
+			// parameters and responses, which are read when a schema is built.
+			op := &operation{Method: strings.ToUpper(method), Route: route, raw: raw, defs: defs}
+			found := 0
+			err := eachMember(raw, func(key string, v []byte) bool {
+				var err error
+				switch key {
+				case "operationId":
+					op.ID, err = decodeString(v)
+				case "summary":
+					op.Summary, err = decodeString(v)
+				case "tags":
+					err = json.Unmarshal(v, &op.Tags)
+				default:
+					return true
+				}
+				if err != nil {
+					op.ID = "" // reported below
+				}
+				found++
+				return found < 3
+			})
 			if err != nil {
 				return nil, fmt.Errorf("openapi document: %s %s: %w", method, route, err)
 			}
@@ -152,43 +163,51 @@ func (d *definitions) get(name string) ([]byte, bool) {
 // values: each value is the raw bytes of one JSON value, checked when it is
 // decoded. Duplicate keys keep the last value, as encoding/json does.
 func members(b []byte) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	return out, eachMember(b, func(key string, v []byte) bool { out[key] = v; return true })
+}
+
+// eachMember calls fn with each member of the JSON object b, in order, until
+// fn returns false; the members after that are not looked at.
+func eachMember(b []byte, fn func(key string, v []byte) bool) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, errors.New("not a JSON object")
+		return errors.New("not a JSON object")
 	}
-	out := map[string][]byte{}
 	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
-		return out, nil
+		return nil
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return nil, fmt.Errorf("offset %d: want a member name", i)
+			return fmt.Errorf("offset %d: want a member name", i)
 		}
 		end, err := skipValue(b, i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		key, err := decodeString(b[i:end])
 		if err != nil {
-			return nil, fmt.Errorf("offset %d: %w", i, err)
+			return fmt.Errorf("offset %d: %w", i, err)
 		}
 		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
-			return nil, fmt.Errorf("offset %d: want ':'", i)
+			return fmt.Errorf("offset %d: want ':'", i)
 		}
 		i = skipSpace(b, i+1)
 		if end, err = skipValue(b, i); err != nil {
-			return nil, err
+			return err
 		} else if end == i {
-			return nil, fmt.Errorf("offset %d: want a value", i)
+			return fmt.Errorf("offset %d: want a value", i)
 		}
-		out[key] = b[i:end]
+		if !fn(key, b[i:end]) {
+			return nil
+		}
 		switch i = skipSpace(b, end); {
 		case i < len(b) && b[i] == ',':
 			i = skipSpace(b, i+1)
 		case i < len(b) && b[i] == '}' && skipSpace(b, i+1) == len(b):
-			return out, nil
+			return nil
 		default:
-			return nil, fmt.Errorf("offset %d: want ',' or a final '}'", i)
+			return fmt.Errorf("offset %d: want ',' or a final '}'", i)
 		}
 	}
 }
@@ -356,8 +375,13 @@ func validToolName(s string) bool {
 // schema inlined from the definitions, file uploads as base64 strings.
 func (op *operation) inputSchema() (*Schema, error) {
 	op.schemaOnce.Do(func() {
-		if len(op.rawParams) > 0 {
-			if err := json.Unmarshal(op.rawParams, &op.params); err != nil {
+		fields, err := members(op.raw)
+		if err != nil {
+			op.schemaErr = fmt.Errorf("%s: %w", op.ID, err)
+			return
+		}
+		if raw := fields["parameters"]; raw != nil {
+			if err := json.Unmarshal(raw, &op.params); err != nil {
 				op.schemaErr = fmt.Errorf("%s: parameters: %w", op.ID, err)
 				return
 			}
