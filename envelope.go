@@ -127,7 +127,6 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 	if hideURLs && !x.cfg.revealEndpoints && x.cfg.url != nil {
 		sc.base = strings.TrimSuffix(x.cfg.url.String(), "/")
 	}
-	media, _, _ := mime.ParseMediaType(ex.header.Get("Content-Type"))
 	switch {
 	case ex.status >= 300 && ex.status < 400:
 		msg, _ := sc.text(x.redirectMessage(ex), maxErrorMessage)
@@ -135,16 +134,16 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 	case ex.status >= 300:
 		msg, _ := sc.text(errorMessage(ex), maxErrorMessage)
 		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.stripBase(msg)}
-	case isJSON(media) && len(ex.body) > 0 && !json.Valid(ex.body):
-		err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
-		env.Error = &failure{Status: ex.status, Kind: "malformed_response",
-			Message: fmt.Sprintf("Gitea's answer says %s but is not valid JSON (%d bytes; %v); it is withheld", media, len(ex.body), err)}
 	default:
 		env.Pagination = readPagination(ex)
 		// data gets what the envelope leaves of maxChars, less room for the
 		// truncation, hidden and masking fields.
 		budget := x.cfg.maxChars - len(encode(env)) - 300
-		env.Data, env.Truncated = sc.body(ex, x.cfg.maxItems, budget)
+		var err error
+		if env.Data, env.Truncated, err = sc.body(ex, x.cfg.maxItems, budget); err != nil {
+			env.Data, env.Pagination = nil, nil
+			env.Error = &failure{Status: ex.status, Kind: "malformed_response", Message: err.Error()}
+		}
 	}
 	if len(sc.rules) > 0 && x.cfg.secretMode == modeBlock && mask {
 		return x.blocked(env, sc.rules)
@@ -320,26 +319,31 @@ func fitString(s string, max int) string {
 
 // body decodes and scrubs a successful answer: JSON is rewritten string by
 // string without building a tree and its top-level array cut to maxItems;
-// text is scrubbed; binary becomes base64. The result fits maxChars.
-func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation) {
+// text is scrubbed; binary becomes base64. The result fits maxChars. JSON
+// that is not valid is an error: the answer is withheld.
+func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, error) {
 	if len(ex.body) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ct := ex.header.Get("Content-Type")
 	switch media, _, _ := mime.ParseMediaType(ct); {
-	case isJSON(media) && json.Valid(ex.body):
+	case isJSON(media) && !json.Valid(ex.body):
+		err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
+		return nil, nil, fmt.Errorf("Gitea's answer says %s but is not valid JSON (%d bytes; %v); it is withheld", media, len(ex.body), err)
+	case isJSON(media):
 		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
-			return boundJSON(out, total, ends, maxChars)
+			data, t := boundJSON(out, total, ends, maxChars)
+			return data, t, nil
 		}
 		fallthrough // nested deeper than maxJSONDepth: returned as text
-	case utf8.Valid(ex.body) && (strings.HasPrefix(media, "text/") || isJSON(media) || media == ""):
+	case utf8.Valid(ex.body) && (strings.HasPrefix(media, "text/") || media == ""):
 		s, cut := sc.text(string(ex.body), maxChars)
 		if cut {
-			return s, &truncation{Chars: true}
+			return s, &truncation{Chars: true}, nil
 		}
-		return s, nil
+		return s, nil, nil
 	}
-	return map[string]any{"content_base64": base64.StdEncoding.EncodeToString(ex.body), "content_type": ct, "size": len(ex.body)}, nil
+	return map[string]any{"content_base64": base64.StdEncoding.EncodeToString(ex.body), "content_type": ct, "size": len(ex.body)}, nil, nil
 }
 
 // isJSON reports whether a media type is JSON.
