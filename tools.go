@@ -279,8 +279,8 @@ func handwrittenTools() []*tool {
 			schema: obj([]string{"method", "path"}, map[string]*Schema{
 				"method": {Type: "string", Enum: []any{"GET", "POST", "PUT", "PATCH", "DELETE"}},
 				"path":   str("e.g. /repos/{owner}/{repo}/issues; no '%', '.' or '..' segments, no query"),
-				"query":  {Type: "object", Description: "query parameters", AdditionalProperties: &Schema{Types: []string{"string", "number", "boolean", "array"}}},
-				"body":   {Description: "JSON request body"},
+				"query":  {Type: "object", Description: "query parameters, values as text (limit: \"10\")", AdditionalProperties: &Schema{Type: "string"}},
+				"body":   {Type: "object", Description: "JSON request body"},
 			})},
 	}
 }
