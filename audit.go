@@ -129,6 +129,16 @@ func lastLineHash(f *os.File) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// failed returns the error that stopped the log, or nil.
+func (a *auditLog) failed() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
 // record appends e, stamped with the time and the chain link. After a failed
 // write every later record fails too, so the caller can stop mutating.
 func (a *auditLog) record(e auditEntry) error {

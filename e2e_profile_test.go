@@ -90,6 +90,8 @@ func TestE2EProfiles(t *testing.T) {
 		{"a forbidden alias blocks the canonical name", "carol", "alias-trap", "repoMergePullRequest", "POST", prPath + "/merge", merge, "gitea.pr.merge", "forbidden"},
 		{"closing a pull request needs gitea.pr.close", "bob", "gitea-author", "repoEditPullRequest", "PATCH", prPath, closePR, "gitea.pr.close", "gitea.pr.close"},
 		{"closing it as an issue needs gitea.pr.close too", "carol", "gitea-issue-manager", "issueEditIssue", "PATCH", fmt.Sprintf("/repos/%s/issues/%d", g.Repo, pr), closeIssue, "gitea.pr.close", "gitea.pr.close"},
+		{"retitling it as an issue needs gitea.pr.create", "carol", "gitea-issue-manager", "issueEditIssue", "PATCH", fmt.Sprintf("/repos/%s/issues/%d", g.Repo, pr),
+			map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"title": "renamed"}}, "gitea.pr.create", "gitea.pr.create"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := e2eClient(t, g, tc.login, "GITEA_MCP_PROFILE="+tc.profile, "GITEA_MCP_CONFIG="+config, "GITEA_AUDIT_LOG="+audit, policyTools)
@@ -127,7 +129,7 @@ func TestE2EProfiles(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 		denied := strings.Count(string(data), `"decision":"denied"`)
-		if denied != 6*3 || !strings.Contains(lines[len(lines)-1], `"decision":"allowed"`) || !strings.Contains(lines[len(lines)-1], `"status":200`) {
+		if denied != 7*3 || !strings.Contains(lines[len(lines)-1], `"decision":"allowed"`) || !strings.Contains(lines[len(lines)-1], `"status":200`) {
 			t.Errorf("%d lines, %d denied; last: %s", len(lines), denied, lines[len(lines)-1])
 		}
 		for who, tok := range g.Tokens {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,6 +145,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 		return fail("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
 	}
 	prof, c := x.active(ctx)
+	ctx = context.WithValue(ctx, callerKey{}, c) // one identity for every request of this call
 	if c.token == "" {
 		return fail("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
 	}
@@ -191,35 +193,46 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	login := ""
 	if perm, _ := resolvePermission(info, args); perm != permRead {
-		if err := infraCheck(x.cfg.profileFile, x.srcDir); err != nil {
+		err := infraCheck(x.cfg.profileFile, x.srcDir)
+		if err == nil && x.audit.failed() != nil {
+			err = fmt.Errorf("infra_stop: the audit log cannot be written (%v); mutations stop until it can: free the disk or fix GITEA_AUDIT_LOG, then restart the server", x.audit.failed())
+		}
+		if err != nil {
 			d := decide(prof, "", tool, info, args, params)
 			d.Allowed, d.Reason, d.Infra = false, err.Error(), true
 			return d
 		}
-		login = x.whoami(ctx)
+		if prof != nil {
+			if ok, _ := prof.allows(perm); ok { // nothing is sent for a call denied anyway
+				login = x.whoami(ctx)
+			}
+		}
 	}
 	d := decide(prof, login, tool, info, args, params)
 	if !d.Allowed || d.RequiredPermission == permRead {
 		return d
 	}
-	switch d.RequiredPermission {
-	case permApprove, permMerge:
+	switch {
+	case d.RequiredPermission == permApprove || d.RequiredPermission == permMerge:
 		var pr struct {
 			User struct{ Login string } `json:"user"`
 		}
-		x.live(ctx, "repoGetPullRequest", params, &pr)
-		if denied, why := selfActionDenied(d.RequiredPermission, login, pr.User.Login); denied {
+		if !x.live(ctx, "repoGetPullRequest", params, &pr) {
+			d.Allowed, d.Reason = false, "cannot read the pull request's author from Gitea; refusing"
+		} else if denied, why := selfActionDenied(d.RequiredPermission, login, pr.User.Login); denied {
 			d.Allowed, d.Reason = false, why
 		}
-	case "gitea.issue.close":
+	case op.ID == "issueEditIssue":
+		// An issue number may be a pull request's: editing one through the
+		// issue API needs what editing the pull request needs.
 		var issue struct {
 			PullRequest any `json:"pull_request"`
 		}
 		if !x.live(ctx, "issueGetIssue", params, &issue) {
-			d.Allowed, d.Reason = false, "cannot read the issue to tell whether it is a pull request; refusing to close it"
+			d.Allowed, d.Reason = false, "cannot read the issue to tell whether it is a pull request; refusing to edit it"
 		} else if issue.PullRequest != nil {
-			d.RequiredPermission = "gitea.pr.close"
-			d.Allowed, d.Reason = prof.allows("gitea.pr.close")
+			d.RequiredPermission = map[bool]string{true: "gitea.pr.close", false: "gitea.pr.create"}[d.RequiredPermission == "gitea.issue.close"]
+			d.Allowed, d.Reason = prof.allows(d.RequiredPermission)
 		}
 	}
 	return d
@@ -280,8 +293,16 @@ func (x *executor) resolve(r *request) (*operation, map[string]string, url.Value
 		if !ok {
 			return nil, nil, nil, nil, fmt.Errorf("operation %q is disabled", id)
 		}
+		if _, err := op.inputSchema(); err != nil {
+			return nil, nil, nil, nil, err
+		}
 		q := url.Values{}
 		for k, v := range r.query {
+			// Only the operation's own query parameters: sudo, token or
+			// access_token would change who acts behind the policy's back.
+			if !slices.ContainsFunc(op.params, func(p param) bool { return p.In == "query" && p.Name == k }) {
+				return nil, nil, nil, nil, fmt.Errorf("query parameter %q is not a parameter of %s", k, op.ID)
+			}
 			addQuery(q, k, v, "multi")
 		}
 		return op, params, q, r.body, nil

@@ -205,11 +205,11 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	}
 	if raw := getenv("GITEA_URL"); raw != "" {
 		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return nil, fmt.Errorf("GITEA_URL %q: want http(s)://host[:port][/path]", raw)
-		}
-		if u.User != nil {
+		if err == nil && u.User != nil {
 			return nil, errors.New("GITEA_URL: must not carry credentials") // and never echo them
+		}
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, errors.New("GITEA_URL: want http(s)://host[:port][/path]") // the value is not echoed: it may hold a secret
 		}
 		c.url = u
 		c.apiBase = strings.TrimSuffix(u.String(), "/") + "/api/v1"
@@ -274,6 +274,18 @@ func newServer(getenv func(string) string) (*server, error) {
 		return nil, errors.New("the Gitea token contains white space")
 	}
 	x.activate(prof, token)
+	if x.profiles != nil { // every configured profile's token is redacted from every result
+		for _, name := range x.profiles.names {
+			if v := getenv(x.profiles.profiles[name].TokenSourceName); v != "" {
+				cfg.secrets = append(cfg.secrets, v)
+			}
+		}
+	}
+	if prof != nil {
+		for _, w := range prof.warnings() {
+			fmt.Fprintf(os.Stderr, "giteamcp: profile %s: %s\n", prof.Name, w)
+		}
+	}
 	if x.audit, err = openAudit(cfg.auditPath); err != nil {
 		return nil, fmt.Errorf("GITEA_AUDIT_LOG: %w", err)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 )
 
 // permits reports whether the active profile may call op at all, judged
@@ -114,6 +116,9 @@ func activateProfileTool(ctx context.Context, s *server, sess *session, args map
 		return errorResult("permission_denied", "runtime profile switching is not allowed by this server's configuration; use a server started with the profile you need")
 	}
 	prof, token, err := selectProfile(x.profiles, name, s.getenv)
+	if err == nil && strings.ContainsAny(token, " \t\r\n") {
+		err = errors.New("the profile's token contains white space")
+	}
 	if err != nil {
 		return errorResult("invalid_profile", err.Error())
 	}

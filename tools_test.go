@@ -96,7 +96,8 @@ func TestConfigErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{map[string]string{"GITEA_URL": "ftp://x"}, `GITEA_URL "ftp://x": want http(s)://host[:port][/path]`},
+		{map[string]string{"GITEA_URL": "ftp://x"}, `GITEA_URL: want http(s)://host[:port][/path]`},
+		{map[string]string{"GITEA_URL": "ftp://alice:s3cret@x/?q=1"}, `GITEA_URL: must not carry credentials`},
 		{map[string]string{"GITEA_URL": "https://user:pw@x"}, `GITEA_URL: must not carry credentials`},
 		{map[string]string{"GITEA_TIMEOUT": "soon"}, `GITEA_TIMEOUT "soon": want a positive duration such as 30s`},
 		{map[string]string{"GITEA_TOKEN": "abc def"}, `the Gitea token contains white space`},
@@ -168,4 +169,18 @@ func BenchmarkCallOverhead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestRawToolQuery shows that the raw tool sends only the matched operation's
+// own query parameters: sudo, token or access_token would change who acts.
+func TestRawToolQuery(t *testing.T) {
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": "t", "GITEA_MCP_PROFILE": "gitea-owner"})
+	for _, key := range []string{"sudo", "token", "access_token", "nonsense"} {
+		res := rawRequest(t.Context(), s, nil, map[string]any{"method": "POST", "path": "/repos/a/b/pulls/1/merge",
+			"query": map[string]any{key: "bob"}, "body": map[string]any{"do": "merge"}})
+		text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+		if res["isError"] != true || !strings.Contains(text, `query parameter \"`+key+`\" is not a parameter of repoMergePullRequest`) {
+			t.Errorf("query %q: %s", key, text)
+		}
+	}
 }

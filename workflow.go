@@ -72,10 +72,14 @@ func (s *server) step(ctx context.Context, tool, action, opID string, args map[s
 		return fail("unknown_operation", fmt.Sprintf("operation %q is disabled (DISABLED_TOOLS)", opID))
 	}
 	env := s.exec.run(ctx, &request{tool: tool, action: action, op: op, args: args, hideURLs: true})
-	if raw, ok := env.Data.(json.RawMessage); ok && env.Error == nil && v != nil {
-		if err := json.Unmarshal(raw, v); err != nil {
-			env.Error = &failure{Kind: "bad_answer", Message: "unexpected answer from Gitea: " + err.Error()}
-		}
+	if env.Error != nil || v == nil {
+		return env
+	}
+	raw, ok := env.Data.(json.RawMessage)
+	if !ok || env.Truncated != nil {
+		env.Error = &failure{Kind: "bad_answer", Message: "Gitea's answer was not whole JSON (cut by the output bounds?); refusing to decide on part of it"}
+	} else if err := json.Unmarshal(raw, v); err != nil {
+		env.Error = &failure{Kind: "bad_answer", Message: "unexpected answer from Gitea: " + err.Error()}
 	}
 	return env
 }
@@ -242,15 +246,20 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 	headSHA, _ := args["head_sha"].(string)
 	gates = append(gates, gate{"head is still head_sha", pr.Head.SHA == headSHA, "live head " + pr.Head.SHA})
 	if files, ok := args["expected_changed_files"].([]any); ok && passed(gates) {
-		var changed []struct {
-			Filename string `json:"filename"`
-		}
-		if env := s.step(ctx, tool, "", "repoGetPullRequestFiles", with(target(args), "limit", 1000), &changed); env.Error != nil {
-			return envelopeResult(env)
-		}
 		var got, want []string
-		for _, f := range changed {
-			got = append(got, f.Filename)
+		for page := 1; ; page++ { // every page: Gitea caps how many one answer holds
+			var changed []struct {
+				Filename string `json:"filename"`
+			}
+			if env := s.step(ctx, tool, "", "repoGetPullRequestFiles", with(target(args), "limit", 50, "page", page), &changed); env.Error != nil {
+				return envelopeResult(env)
+			}
+			for _, f := range changed {
+				got = append(got, f.Filename)
+			}
+			if len(changed) == 0 || page >= 100 {
+				break
+			}
 		}
 		for _, f := range files {
 			want = append(want, fmt.Sprint(f))
@@ -308,14 +317,18 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	}
 	baseSHA := branch.Commit.ID
 	var cmp struct {
-		TotalCommits int `json:"total_commits"`
+		TotalCommits *int `json:"total_commits"`
 	}
 	basehead := baseSHA + "..." + pr.Head.SHA
 	if env := s.step(ctx, tool, "", "repoCompareDiff", with(target(args), "basehead", basehead), &cmp); env.Error != nil {
 		return envelopeResult(env)
 	}
-	proof := fmt.Sprintf("head %s is an ancestor of %s at %s: comparing %s finds %d commits not in the base", pr.Head.SHA, pr.Base.Ref, baseSHA, basehead, cmp.TotalCommits)
-	gates = append(gates, gate{"head already in base", baseSHA != "" && pr.Head.SHA != "" && cmp.TotalCommits == 0, proof})
+	landed := cmp.TotalCommits != nil && *cmp.TotalCommits == 0 && baseSHA != "" && pr.Head.SHA != ""
+	proof := fmt.Sprintf("head %s is an ancestor of %s at %s: comparing %s finds no commit outside the base", pr.Head.SHA, pr.Base.Ref, baseSHA, basehead)
+	if !landed {
+		proof = fmt.Sprintf("comparing %s finds commits of the head outside %s, or Gitea did not say", basehead, pr.Base.Ref)
+	}
+	gates = append(gates, gate{"head already in base", landed, proof})
 	var again pullRequest
 	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &again); env.Error != nil {
 		return envelopeResult(env)
