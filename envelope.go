@@ -329,7 +329,7 @@ func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, er
 	switch media, _, _ := mime.ParseMediaType(ct); {
 	case isJSON(media) && !json.Valid(ex.body):
 		err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
-		return nil, nil, fmt.Errorf("Gitea's answer says %s but is not valid JSON (%d bytes; %v); it is withheld", media, len(ex.body), err)
+		return nil, nil, fmt.Errorf("the answer says %s but is not valid JSON (%d bytes; %v); it is withheld", media, len(ex.body), err)
 	case isJSON(media):
 		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
 			data, t := boundJSON(out, total, ends, maxChars)

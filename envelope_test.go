@@ -64,7 +64,7 @@ func TestScrubBody(t *testing.T) {
 		hidden    int
 	}{
 		{name: "json object", ct: "application/json;charset=utf-8", body: `{"a": 1, "b": [true, null, "x"]}`, want: `{"a":1,"b":[true,null,"x"]}`},
-		{name: "not json under a json type", ct: "application/json", body: `not json`, want: `"error: Gitea's answer says application/json but is not valid JSON (8 bytes; invalid character 'o' in literal null (expecting 'u')); it is withheld"`},
+		{name: "not json under a json type", ct: "application/json", body: `not json`, want: `"error: the answer says application/json but is not valid JSON (8 bytes; invalid character 'o' in literal null (expecting 'u')); it is withheld"`},
 		{name: "text", ct: "text/plain", body: "hello", want: `"hello"`},
 		{name: "empty", ct: "", body: "", want: `null`},
 		{name: "binary", ct: "application/octet-stream", body: "\x00\xff", want: `{"content_base64":"AP8=","content_type":"application/octet-stream","size":2}`},

@@ -277,12 +277,6 @@ func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
 	return "", fmt.Sprintf("%s %s (%s) maps to no canonical operation; it is denied", op.Method, op.Route, op.ID)
 }
 
-// requiredPermission returns the canonical operation op requires with args, "" when none can be granted.
-func requiredPermission(op opInfo, args map[string]any) string {
-	perm, _ := resolvePermission(op, args)
-	return perm
-}
-
 // sortedKeys returns the non-empty keys of m, sorted.
 func sortedKeys(m map[string]string) []string {
 	var keys []string

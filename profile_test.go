@@ -659,3 +659,9 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 }
+
+// requiredPermission is resolvePermission's permission alone.
+func requiredPermission(op opInfo, args map[string]any) string {
+	perm, _ := resolvePermission(op, args)
+	return perm
+}
