@@ -290,6 +290,14 @@ func newServer(getenv func(string) string) (*server, error) {
 		return nil, fmt.Errorf("GITEA_AUDIT_LOG: %w", err)
 	}
 	s := &server{cfg: cfg, getenv: getenv, exec: x, ready: make(chan struct{})}
+	if cfg.oauth != nil {
+		cfg.oauth.identify = func(ctx context.Context, token string) string {
+			if s.wait() != nil {
+				return ""
+			}
+			return x.whoami(context.WithValue(ctx, callerKey{}, &caller{token: token, mode: "oauth"}))
+		}
+	}
 	go s.load()
 	return s, nil
 }

@@ -66,6 +66,9 @@ type oauthServer struct {
 	client   *http.Client // to Gitea; redirects are not followed
 	cop      *http.CrossOriginProtection
 	now      func() time.Time
+	// identify asks Gitea, through the executor, whose a token is ("" if
+	// Gitea does not say); set by newServer.
+	identify func(ctx context.Context, token string) string
 
 	mu   sync.Mutex
 	used map[string]int64 // redeemed code id -> its expiry (Unix seconds)
@@ -687,8 +690,9 @@ func (t *giteaTokens) expiry(now time.Time) int64 {
 }
 
 // exchange redeems a grant (a code or a refresh token) at Gitea's token
-// endpoint with the server's application, then asks Gitea whose the new
-// access token is. Errors name statuses, never tokens.
+// endpoint with the server's application, then asks Gitea, through the
+// executor like every API request, whose the new access token is. Errors
+// name statuses, never tokens.
 func (o *oauthServer) exchange(ctx context.Context, grant url.Values) (*giteaTokens, string, error) {
 	grant.Set("client_id", o.clientID)
 	grant.Set("client_secret", o.secret)
@@ -701,17 +705,11 @@ func (o *oauthServer) exchange(ctx context.Context, grant url.Values) (*giteaTok
 	if err := o.giteaJSON(req, &tok); err != nil || tok.AccessToken == "" {
 		return nil, "", fmt.Errorf("gitea token endpoint: %w", cmp.Or(err, errors.New("no access token")))
 	}
-	if req, err = http.NewRequestWithContext(ctx, http.MethodGet, o.gitea+"/api/v1/user", nil); err != nil {
-		return nil, "", err
+	login := o.identify(ctx, tok.AccessToken)
+	if login == "" {
+		return nil, "", errors.New("gitea /api/v1/user: no login for the new token")
 	}
-	req.Header.Set("Authorization", "token "+tok.AccessToken)
-	var u struct {
-		Login string `json:"login"`
-	}
-	if err := o.giteaJSON(req, &u); err != nil || u.Login == "" {
-		return nil, "", fmt.Errorf("gitea /api/v1/user: %w", cmp.Or(err, errors.New("no login")))
-	}
-	return &tok, u.Login, nil
+	return &tok, login, nil
 }
 
 // giteaJSON sends req to Gitea and decodes its 200 answer, read within 1 MiB.
