@@ -148,26 +148,11 @@ func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
 	return &httpTransport{srv: s, cfg: c, oauth: s.cfg.oauth, limit: 1000, idle: time.Hour, stop: make(chan struct{}), sessions: map[string]*httpSession{}}
 }
 
-// httpHandler returns the Streamable HTTP handler, configured from the
-// environment. A malformed configuration answers every request with 500.
-func (s *server) httpHandler() http.Handler {
-	c, err := loadHTTPConfig(os.Getenv)
-	if err == nil && s.cfg.oauth != nil {
-		err = s.cfg.oauth.setPublic("")
-	}
-	if err != nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "giteamcp: HTTP transport misconfigured", http.StatusInternalServerError)
-		})
-	}
-	return s.newHTTPTransport(c)
-}
-
 // serveHTTP serves MCP over Streamable HTTP on addr until ctx is cancelled,
 // then stops accepting, lets requests in flight finish for up to 5 seconds,
 // ends the GET streams and returns.
 func (s *server) serveHTTP(ctx context.Context, addr string) error {
-	c, err := loadHTTPConfig(os.Getenv)
+	c, err := loadHTTPConfig(s.getenv)
 	if err != nil {
 		return err
 	}

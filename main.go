@@ -132,6 +132,9 @@ func main() {
 	if err := s.wait(); err != nil {
 		fatal(err)
 	}
+	if err := s.exec.audit.close(); err != nil {
+		fatal(fmt.Errorf("GITEA_AUDIT_LOG: %w", err))
+	}
 }
 
 var fatalMu sync.Mutex
