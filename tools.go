@@ -97,17 +97,20 @@ func newCatalog(ops []*operation, include, disabled string) (*catalog, error) {
 	for _, p := range patterns {
 		n := 0
 		for _, op := range ops {
-			if ok, err := path.Match(p, op.ID); err != nil {
+			ok, err := path.Match(p, op.ID)
+			if err != nil {
 				return nil, fmt.Errorf("GITEA_MCP_TOOLS: bad pattern %q", p)
-			} else if (ok || p == "all") && c.byName[op.ID] == nil {
+			}
+			if !ok && p != "all" {
+				continue
+			}
+			n++
+			if c.byName[op.ID] == nil {
 				s, err := op.inputSchema()
 				if err != nil {
 					return nil, err
 				}
 				c.add(&tool{name: op.ID, description: op.Summary, schema: s, op: op})
-			}
-			if ok, _ := path.Match(p, op.ID); ok || p == "all" {
-				n++
 			}
 		}
 		if n == 0 {
