@@ -1,8 +1,8 @@
 package main
 
-// Runtime isolation (docs: gitea-execution-profiles.md, "Runtime Isolation and
-// Worktree Safety"): the server refuses to run from a checkout in the middle of
-// a merge or rebase, or with conflict markers in its config or Go sources.
+// Runtime isolation (README, "Execution profiles"): the server refuses to run
+// from a checkout in the middle of a merge or rebase, or with conflict markers
+// in its config or Go sources.
 
 import (
 	"bytes"

@@ -1,7 +1,42 @@
 // Giteamcp is a Model Context Protocol server for Gitea: it lets an AI agent
 // work on a Gitea instance through one narrow, audited door.
 //
-// Usage:
+// # Reading map
+//
+// Read the files in this order. The security path, what decides whether a
+// request is sent and what of its answer reaches the model, is marked *;
+// README.md's "Threat model" says what it defends against.
+//
+//	main.go          configuration from the environment, start-up, this map
+//	rpc.go           JSON-RPC over stdio: framing, limits, sessions, dispatch
+//	tools.go         the tool catalog, tools/list and tools/call; tools only
+//	                 describe requests, they never call Gitea
+//	profiletools.go  the profile tools (whoami, get, activate) and what the
+//	                 active profile lets the listing show
+//	gitea.go       * the executor, the one door to Gitea: resolve, policy
+//	                 check (identity, self-approval, self-merge), encode,
+//	                 send, result pipeline; the audit write is called here
+//	profile.go     * the policy: canonical operations, route rules, profiles
+//	                 and the per-call decision (decide)
+//	encode.go      * path encoding and the raw tool's route matching
+//	envelope.go    * the result envelope, the scrubbing walk over JSON, fault
+//	                 naming
+//	redact.go      * exact redaction, pattern masking, hidden-character removal
+//	schema.go        the JSON Schema validator of tool arguments
+//	openapi.go       the OpenAPI reader that generates the tools, and the
+//	                 JSON scanner the result pipeline uses
+//	audit.go         the hash-chained audit log of mutation attempts
+//	infra.go         runtime isolation: no start from a half-merged checkout
+//	workflow.go      review and merge tools composed of executor requests, and
+//	                 their gates (merge confirm, eligibility, reconcile proof)
+//	http.go          Streamable HTTP transport (-http): bearer check, origins,
+//	                 sessions
+//	oauth.go         OAuth mode (-http with GITEA_OAUTH_CLIENT_ID): the
+//	                 authorization server and the sealed tokens
+//
+// A stdio deployment (no -http) never runs http.go or oauth.go.
+//
+// # Usage
 //
 //	GITEA_URL=https://gitea.example.com GITEA_TOKEN=... giteamcp [flags]
 //
@@ -26,30 +61,46 @@
 //		Check the hash chain of an audit log (GITEA_AUDIT_LOG) and report
 //		the first broken link.
 //
-// Configuration comes from the environment:
+// # Environment
 //
-//	GITEA_URL          base URL of the Gitea instance (https://host[:port][/prefix])
-//	GITEA_TOKEN        access token of the identity the server acts as
-//	GITEA_OPENAPI      "embedded" (default: Gitea 1.26.0's document), "live"
-//	                   (GITEA_URL/swagger.v1.json) or a file path
-//	GITEA_MCP_TOOLS    generated tools to list: operationIds and * globs,
-//	                   comma-separated, or "all"
-//	DISABLED_TOOLS     tool and operation names to remove, comma-separated
-//	GITEA_TIMEOUT      timeout of one Gitea request (default 30s)
-//	GITEA_CA_FILE      PEM file of the CAs that sign Gitea's certificate (a
-//	                   private CA); they replace the system's
-//	MCP_BEARER_TOKEN   with -http: the token every HTTP request must carry
-//	                   as "Authorization: Bearer <token>"
-//	MCP_ALLOWED_ORIGINS
-//	                   with -http: browser origins (scheme://host[:port],
-//	                   comma-separated) admitted besides loopback ones
-//	GITEA_OAUTH_CLIENT_ID, GITEA_OAUTH_CLIENT_SECRET
-//	                   with -http: OAuth mode, each request acting as the
-//	                   user who signed in through this Gitea OAuth2 application
-//	MCP_OAUTH_KEY      OAuth mode: 32 random bytes, base64 or hex, sealing
-//	                   everything the server hands out
-//	MCP_PUBLIC_URL     OAuth mode: the server's public URL (https://host[:port]);
-//	                   default http://addr of -http
+// Every environment variable the server reads (docmap_test.go checks this
+// table against the code):
+//
+//	GITEA_URL                   base URL of the Gitea instance
+//	                            (https://host[:port][/prefix])
+//	GITEA_TOKEN                 access token of the identity the server acts as
+//	GITEA_OPENAPI               "embedded" (default: Gitea 1.26.0's document),
+//	                            "live" (GITEA_URL/swagger.v1.json) or a file path
+//	GITEA_MCP_TOOLS             generated tools to list: operationIds and *
+//	                            globs, comma-separated, or "all"
+//	DISABLED_TOOLS              tool and operation names to remove, comma-separated
+//	GITEA_TIMEOUT               timeout of one Gitea request (default 30s)
+//	GITEA_CA_FILE               PEM file of the CAs that sign Gitea's certificate
+//	                            (a private CA); they replace the system's
+//	GITEA_MCP_PROFILE           the execution profile (built-in or from
+//	                            GITEA_MCP_CONFIG); none: reads only
+//	GITEA_MCP_CONFIG            JSON file of profiles
+//	GITEA_AUDIT_LOG             file of the hash-chained audit log
+//	GITEA_SUDO                  with an admin token: the user every request acts for
+//	SECRET_DETECTION_MODE       off, mask (default) or block
+//	MAX_TOOL_RESPONSE_ITEMS     most elements of a top-level list (default 100)
+//	MAX_TOOL_RESPONSE_CHARS     most bytes of a result's text (default 200000)
+//	MAX_BINARY_BYTES            largest binary answer or upload (default 131072)
+//	GITEA_MCP_REVEAL_ENDPOINTS  1: keep Gitea's absolute URLs in messages
+//	MCP_BEARER_TOKEN            with -http: the token every HTTP request must
+//	                            carry as "Authorization: Bearer <token>"
+//	MCP_ALLOWED_ORIGINS         with -http: browser origins (scheme://host[:port],
+//	                            comma-separated) admitted besides loopback ones
+//	GITEA_OAUTH_CLIENT_ID       with -http: OAuth mode, each request acting as the
+//	                            user who signed in through this Gitea OAuth2
+//	                            application
+//	GITEA_OAUTH_CLIENT_SECRET   OAuth mode: that application's secret
+//	MCP_OAUTH_KEY               OAuth mode: 32 random bytes, base64 or hex,
+//	                            sealing everything the server hands out
+//	MCP_PUBLIC_URL              OAuth mode: the server's public URL
+//	                            (https://host[:port]); default http://addr of -http
+//	token_source_name           a profile's token_source_name (GITEA_MCP_CONFIG)
+//	                            names the variable its token is read from
 //
 // A missing GITEA_URL or GITEA_TOKEN still lets the server start and list its
 // tools; calls then fail with a clear error. Malformed settings stop it with

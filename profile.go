@@ -1,6 +1,6 @@
 package main
 
-// Execution profiles (docs: gitea-execution-profiles.md): a profile names the
+// Execution profiles (README, "Execution profiles"): a profile names the
 // canonical Gitea operations a task may perform. This file holds the pure
 // policy: the operation table, name normalization, profile loading and the
 // per-call decision. Identity verification and HTTP stay with the executor.

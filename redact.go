@@ -1,6 +1,6 @@
 package main
 
-// Secret handling for tool results (ADR 0005, "Secret handling in results"):
+// Secret handling for tool results (README, "Results", steps 1-3):
 // exact redaction of known secrets (the token, configured secrets and the
 // request body's secret fields), pattern masking of likely secrets and removal
 // of hidden Unicode text, string by string; scrubber (envelope.go) applies
@@ -95,7 +95,7 @@ func replaceSpans(s string, spans [][2]int, marker string) string {
 }
 
 // secretFields are the request-body fields whose values are redacted from the
-// result of the same call (ADR 0005), matched case-insensitively.
+// result of the same call (README, "Results", step 2), matched case-insensitively.
 // secretMember also masks them wherever a result object carries them.
 var secretFields = map[string]bool{
 	"password": true, "secret": true, "client_secret": true, "token": true,
