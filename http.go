@@ -32,21 +32,41 @@ const (
 	hdrName    = "Mcp-Name"
 )
 
+// maxSessions bounds the HTTP sessions kept at once.
+const maxSessions = 1000
+
+// CORS answers to the origins of MCP_ALLOWED_ORIGINS: what a browser-based
+// client may send to /mcp and read of the answers.
+const (
+	corsMethods = "GET, POST, DELETE"
+	corsHeaders = "Authorization, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
+	corsExposed = "Mcp-Session-Id, WWW-Authenticate"
+)
+
 // codeHeaderMismatch is the 2026-07-28 error for HTTP headers that disagree
 // with the body.
 const codeHeaderMismatch = -32020
 
-// httpConfig is the HTTP transport's configuration, read from MCP_BEARER_TOKEN
-// and MCP_ALLOWED_ORIGINS. It keeps only the token's hash, never the token.
+// httpConfig is the HTTP transport's configuration, read from MCP_BEARER_TOKEN,
+// MCP_ALLOWED_ORIGINS and MCP_HTTP_MAX_IN_FLIGHT. It keeps only the token's
+// hash, never the token.
 type httpConfig struct {
-	bearer  bool     // a bearer token is required
-	hash    [32]byte // SHA-256 of the token
-	origins []string // allowed origins besides loopback, lower-cased
+	bearer   bool     // a bearer token is required
+	hash     [32]byte // SHA-256 of the token
+	origins  []string // allowed origins besides loopback, lower-cased; served with CORS
+	inFlight int      // most requests served at once, all sessions together
 }
 
 // loadHTTPConfig reads and checks the HTTP transport's configuration.
 func loadHTTPConfig(getenv func(string) string) (*httpConfig, error) {
-	c := &httpConfig{}
+	c := &httpConfig{inFlight: maxInFlight}
+	if v := getenv("MCP_HTTP_MAX_IN_FLIGHT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return nil, fmt.Errorf("MCP_HTTP_MAX_IN_FLIGHT %q: want a whole number from 1 to 10000", v)
+		}
+		c.inFlight = n
+	}
 	if tok := getenv("MCP_BEARER_TOKEN"); tok != "" {
 		if len(tok) < 16 || strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=") != "" {
 			return nil, errors.New("MCP_BEARER_TOKEN: want at least 16 characters of A-Za-z0-9-._~+/=")
@@ -136,6 +156,7 @@ type httpTransport struct {
 	oauth *oauthServer  // OAuth mode; nil otherwise
 	limit int           // most sessions kept; the least recently used idle one makes room
 	idle  time.Duration // an idle session ends after this long
+	slots chan struct{} // one per request in flight, all sessions together
 	stop  chan struct{} // closed at shutdown: ends the GET streams
 	once  sync.Once
 
@@ -145,7 +166,8 @@ type httpTransport struct {
 
 // newHTTPTransport returns a transport for s with configuration c.
 func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
-	return &httpTransport{srv: s, cfg: c, oauth: s.cfg.oauth, limit: 1000, idle: time.Hour, stop: make(chan struct{}), sessions: map[string]*httpSession{}}
+	return &httpTransport{srv: s, cfg: c, oauth: s.cfg.oauth, limit: maxSessions, idle: time.Hour,
+		slots: make(chan struct{}, c.inFlight), stop: make(chan struct{}), sessions: map[string]*httpSession{}}
 }
 
 // serveHTTP serves MCP over Streamable HTTP on addr until ctx is cancelled,
@@ -195,20 +217,40 @@ func (t *httpTransport) serve(ctx context.Context, ln net.Listener) error {
 // ServeHTTP checks the path, Origin, token and protocol version header, then
 // serves POST (messages), GET (the session's event stream) or DELETE. POST
 // checks the version header itself, so that an error carries the request id.
+// An origin of MCP_ALLOWED_ORIGINS gets CORS headers on every answer, and its
+// preflight is answered before authentication; no other origin gets any.
 // In OAuth mode the other paths are the OAuth endpoints.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t.oauth != nil && r.URL.Path != "/mcp" {
 		t.oauth.ServeHTTP(w, r)
 		return
 	}
-	r, authErr := t.authenticate(r)
 	origin := r.Header.Values("Origin")
-	v := r.Header.Get(hdrVersion)
+	cors := len(origin) == 1 && slices.Contains(t.cfg.origins, strings.ToLower(origin[0]))
+	if len(t.cfg.origins) > 0 {
+		w.Header().Add("Vary", "Origin")
+	}
+	if cors {
+		w.Header().Set("Access-Control-Allow-Origin", origin[0])
+		w.Header().Set("Access-Control-Expose-Headers", corsExposed)
+	}
 	switch {
 	case r.URL.Path != "/mcp":
 		httpFail(w, http.StatusNotFound, nil, errorf(codeInvalidRequest, "not found: the MCP endpoint is /mcp"))
+		return
 	case len(origin) > 1 || len(origin) == 1 && !t.cfg.originAllowed(origin[0]):
 		httpFail(w, http.StatusForbidden, nil, errorf(codeInvalidRequest, "origin not allowed"))
+		return
+	case cors && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "":
+		w.Header().Set("Access-Control-Allow-Methods", corsMethods)
+		w.Header().Set("Access-Control-Allow-Headers", corsHeaders)
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	r, authErr := t.authenticate(r)
+	v := r.Header.Get(hdrVersion)
+	switch {
 	case authErr != nil:
 		w.Header().Set("WWW-Authenticate", t.challenge(authErr))
 		httpFail(w, http.StatusUnauthorized, nil, errorf(codeInvalidRequest, "missing or invalid bearer token"))
@@ -269,7 +311,8 @@ func unsupportedVersion(v string) *rpcError {
 }
 
 // post serves one message (or a 2025-03-26 batch) and answers with its
-// response, or 202 when there is none. An unsupported MCP-Protocol-Version
+// response, or 202 when there is none. A request beyond the bound on
+// requests in flight is refused at once with 503 and "server busy". An unsupported MCP-Protocol-Version
 // outside the stateless form is a 400 with -32022.
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Values("Accept")
@@ -296,6 +339,16 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	batch := bytes.TrimSpace(body)[0] == '['
 	if !batch {
 		p = peek(body)
+	}
+	if batch || p.ID != nil { // a request; a notification (a cancellation) always gets through
+		select {
+		case t.slots <- struct{}{}:
+			defer func() { <-t.slots }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			httpFail(w, http.StatusServiceUnavailable, p.id(), busyError(cap(t.slots)))
+			return
+		}
 	}
 	sid, v := r.Header.Get(hdrSession), r.Header.Get(hdrVersion)
 	switch {

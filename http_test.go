@@ -462,6 +462,11 @@ func TestHTTPConfig(t *testing.T) {
 		{map[string]string{"MCP_ALLOWED_ORIGINS": "https://a.example/"}, `"https://a.example/" is not an origin`},
 		{map[string]string{"MCP_ALLOWED_ORIGINS": "a.example"}, `"a.example" is not an origin`},
 		{map[string]string{"MCP_ALLOWED_ORIGINS": "*"}, `"*" is not an origin`},
+		{map[string]string{"MCP_HTTP_MAX_IN_FLIGHT": "1"}, ""},
+		{map[string]string{"MCP_HTTP_MAX_IN_FLIGHT": "10000"}, ""},
+		{map[string]string{"MCP_HTTP_MAX_IN_FLIGHT": "0"}, "MCP_HTTP_MAX_IN_FLIGHT"},
+		{map[string]string{"MCP_HTTP_MAX_IN_FLIGHT": "10001"}, "MCP_HTTP_MAX_IN_FLIGHT"},
+		{map[string]string{"MCP_HTTP_MAX_IN_FLIGHT": "64k"}, "MCP_HTTP_MAX_IN_FLIGHT"},
 	}
 	for _, tt := range tests {
 		_, err := loadHTTPConfig(func(k string) string { return tt.env[k] })
@@ -626,7 +631,7 @@ func TestHTTPServe(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.newHTTPTransport(&httpConfig{}).serve(ctx, ln) }()
+	go func() { done <- s.newHTTPTransport(&httpConfig{inFlight: maxInFlight}).serve(ctx, ln) }()
 	base := "http://" + ln.Addr().String()
 	events := openStream(t, context.Background(), base, httpSessionID(t, base, "2025-11-25"))
 	cancel()
@@ -702,7 +707,7 @@ func FuzzHTTPPost(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := s.newHTTPTransport(&httpConfig{})
+	h := s.newHTTPTransport(&httpConfig{inFlight: maxInFlight})
 	f.Add("application/json", "application/json", modernVersion, "tools/list", "", modernBody(modernVersion, "tools/list", ""))
 	f.Add("*/*", "application/json", modernVersion, "tools/call", "=?base64?eA==?=", modernBody(modernVersion, "tools/call", `"name":"x",`))
 	f.Add("text/event-stream", "application/json;charset=utf-8", "", "", "", initBody("2025-11-25"))
@@ -751,5 +756,100 @@ func BenchmarkHTTPStateless(b *testing.B) {
 		if resp, _ := httpDo(b, ts.URL, http.MethodPost, []string{hdrVersion, modernVersion, hdrMethod, "tools/list"}, body); resp.StatusCode != 200 {
 			b.Fatal(resp.Status)
 		}
+	}
+}
+
+// TestHTTPCORS checks CORS on /mcp: an origin of MCP_ALLOWED_ORIGINS gets
+// its preflight answered before authentication and CORS headers on every
+// answer, the 401 included; no other origin, loopback ones included, gets any.
+func TestHTTPCORS(t *testing.T) {
+	const token, app = "s3cret-Token_0123456789", "https://app.example.com"
+	ts, _ := newHTTPTest(t, map[string]string{"MCP_BEARER_TOKEN": token, "MCP_ALLOWED_ORIGINS": app})
+	type got struct {
+		Status                           int
+		Origin, Methods, Headers, Expose string
+	}
+	preflight := got{Status: 204, Origin: app, Methods: corsMethods, Headers: corsHeaders, Expose: corsExposed}
+	tests := []struct {
+		name, method string
+		kv           []string
+		want         got
+	}{
+		{"preflight", "OPTIONS", []string{"Origin", app, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization,content-type,mcp-protocol-version"}, preflight},
+		{"preflight, origin in another case", "OPTIONS", []string{"Origin", "https://APP.example.com", "Access-Control-Request-Method", "POST"},
+			got{Status: 204, Origin: "https://APP.example.com", Methods: corsMethods, Headers: corsHeaders, Expose: corsExposed}},
+		{"preflight of a loopback origin", "OPTIONS", []string{"Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST"}, got{Status: 401}},
+		{"preflight of another origin", "OPTIONS", []string{"Origin", "https://evil.example", "Access-Control-Request-Method", "POST"}, got{Status: 403}},
+		{"OPTIONS that is no preflight", "OPTIONS", []string{"Origin", app}, got{Status: 401, Origin: app, Expose: corsExposed}},
+		{"POST without token", "POST", []string{"Origin", app}, got{Status: 401, Origin: app, Expose: corsExposed}},
+		{"POST with token", "POST", []string{"Origin", app, "Authorization", "Bearer " + token}, got{Status: 200, Origin: app, Expose: corsExposed}},
+		{"POST from loopback", "POST", []string{"Origin", "http://localhost:5173", "Authorization", "Bearer " + token}, got{Status: 200}},
+		{"POST without Origin", "POST", []string{"Authorization", "Bearer " + token}, got{Status: 200}},
+		{"POST from another origin", "POST", []string{"Origin", "https://evil.example", "Authorization", "Bearer " + token}, got{Status: 403}},
+		{"two origins", "POST", []string{"Origin", app, "Origin", app, "Authorization", "Bearer " + token}, got{Status: 403}},
+	}
+	for _, tt := range tests {
+		resp, _ := httpDo(t, ts.URL, tt.method, tt.kv, initBody("2025-11-25"))
+		h := resp.Header
+		g := got{resp.StatusCode, h.Get("Access-Control-Allow-Origin"), h.Get("Access-Control-Allow-Methods"), h.Get("Access-Control-Allow-Headers"), h.Get("Access-Control-Expose-Headers")}
+		if diff := cmp.Diff(tt.want, g); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tt.name, diff)
+		}
+		if h.Get("Vary") != "Origin" {
+			t.Errorf("%s: Vary %q, want Origin", tt.name, h.Get("Vary"))
+		}
+	}
+}
+
+// TestHTTPBusy fills the bound on requests in flight, shared by all sessions,
+// with calls that hang in Gitea: one more request is refused at once with
+// 503 and stdio's "server busy" error, in a session or stateless, while a
+// notification still gets through; once the calls end, requests are served.
+func TestHTTPBusy(t *testing.T) {
+	h := newHangingGitea(t)
+	const bound = 3
+	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": h.URL, "GITEA_TOKEN": faultToken, "MCP_HTTP_MAX_IN_FLIGHT": fmt.Sprint(bound)})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // before the servers close
+	sid := httpSessionID(t, ts.URL, "2025-11-25")
+	var wg sync.WaitGroup
+	for i := range bound {
+		sid := httpSessionID(t, ts.URL, "2025-11-25") // a session each: the bound is the server's
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", strings.NewReader(fmt.Sprintf(
+				`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"r"}}}`, i)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(hdrSession, sid)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	if !waitFor(func() bool { return h.arrived.Load() == bound }) {
+		t.Fatalf("%d of %d calls reached Gitea", h.arrived.Load(), bound)
+	}
+	busy := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"server busy: %d messages in flight; send it again once one is answered"}}`, bound)
+	for name, tc := range map[string]struct {
+		kv   []string
+		body string
+	}{
+		"session":   {[]string{hdrSession, sid}, `{"jsonrpc":"2.0","id":7,"method":"ping"}`},
+		"stateless": {[]string{hdrVersion, modernVersion, hdrMethod, "ping"}, strings.Replace(modernBody(modernVersion, "ping", ""), `"id":1`, `"id":7`, 1)},
+	} {
+		resp, body := httpDo(t, ts.URL, http.MethodPost, tc.kv, tc.body)
+		if diff := cmp.Diff(busy, string(body)); diff != "" || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("%s: %s, Retry-After %q; body mismatch (-want +got):\n%s", name, resp.Status, resp.Header.Get("Retry-After"), diff)
+		}
+	}
+	if resp, _ := httpDo(t, ts.URL, http.MethodPost, []string{hdrSession, sid}, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("a notification while busy: got %s, want 202", resp.Status)
+	}
+	cancel()
+	wg.Wait()
+	if !waitFor(func() bool {
+		resp, _ := httpDo(t, ts.URL, http.MethodPost, []string{hdrSession, sid}, `{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Error("requests still refused after the calls in flight ended")
 	}
 }

@@ -90,7 +90,11 @@
 //	MCP_BEARER_TOKEN            with -http: the token every HTTP request must
 //	                            carry as "Authorization: Bearer <token>"
 //	MCP_ALLOWED_ORIGINS         with -http: browser origins (scheme://host[:port],
-//	                            comma-separated) admitted besides loopback ones
+//	                            comma-separated) admitted besides loopback ones,
+//	                            and served with CORS on /mcp
+//	MCP_HTTP_MAX_IN_FLIGHT      with -http: most requests served at once, all
+//	                            sessions together (default 64); more are
+//	                            refused "server busy"
 //	GITEA_OAUTH_CLIENT_ID       with -http: OAuth mode, each request acting as the
 //	                            user who signed in through this Gitea OAuth2
 //	                            application

@@ -1095,3 +1095,34 @@ func BenchmarkOAuthAuthenticate(b *testing.B) {
 		}
 	}
 }
+
+// TestOAuthCookie checks the sign-in cookie's attributes: with an https
+// MCP_PUBLIC_URL (TLS, here or at a proxy in front) it is __Host- prefixed
+// and Secure; on loopback http it can be neither. Both are HttpOnly, Lax and
+// scoped to the whole host.
+func TestOAuthCookie(t *testing.T) {
+	tests := []struct {
+		public string
+		want   string // the Set-Cookie line without its value
+	}{
+		{"https://mcp.example.com", "__Host-giteamcp-signin=; Path=/; Max-Age=600; HttpOnly; Secure; SameSite=Lax"},
+		{"https://mcp.example.com:8443", "__Host-giteamcp-signin=; Path=/; Max-Age=600; HttpOnly; Secure; SameSite=Lax"},
+		{"http://127.0.0.1:8080", "giteamcp-signin=; Path=/; Max-Age=600; HttpOnly; SameSite=Lax"},
+	}
+	for _, tt := range tests {
+		o := testOAuth(t, oauthTestKey)
+		o.public = tt.public
+		q := url.Values{"client_id": {o.seal("client", &sealed{RedirectURIs: []string{oauthTestRedirect}}, 0)}, "redirect_uri": {oauthTestRedirect},
+			"response_type": {"code"}, "code_challenge_method": {"S256"}, "code_challenge": {pkceChallenge(strings.Repeat("v", 43))}}
+		w := httptest.NewRecorder()
+		o.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/authorize?"+q.Encode(), nil))
+		got := w.Header().Get("Set-Cookie")
+		if name, rest, ok := strings.Cut(got, "="); ok {
+			_, attrs, _ := strings.Cut(rest, ";")
+			got = name + "=;" + attrs
+		}
+		if w.Code != http.StatusOK || got != tt.want {
+			t.Errorf("%s: %d, cookie %q, want %q", tt.public, w.Code, got, tt.want)
+		}
+	}
+}

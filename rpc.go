@@ -218,8 +218,12 @@ func (sess *session) busy(ctx context.Context, line []byte) {
 	if id == nil {
 		id = json.RawMessage("null") // a batch
 	}
-	sess.send(encode(response{JSONRPC: "2.0", ID: id,
-		Error: errorf(codeInternal, "server busy: %d messages in flight; send it again once one is answered", maxInFlight)}))
+	sess.send(encode(response{JSONRPC: "2.0", ID: id, Error: busyError(maxInFlight)}))
+}
+
+// busyError refuses a request that arrives while n others are served.
+func busyError(n int) *rpcError {
+	return errorf(codeInternal, "server busy: %d messages in flight; send it again once one is answered", n)
 }
 
 // handle serves one raw message (a single message or, in 2025-03-26, a batch)
