@@ -395,7 +395,7 @@ func (s *server) build() error {
 	if err != nil {
 		return err
 	}
-	if s.cat, err = newCatalog(ops, s.cfg.tools, s.cfg.off); err != nil {
+	if s.cat, err = newCatalog(ops, s.cfg.tools, s.cfg.off, s.cfg.profileName); err != nil {
 		return err
 	}
 	s.exec.setCatalog(s.cat)

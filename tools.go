@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -15,9 +17,46 @@ import (
 )
 
 // defaultTools are the generated tools listed when GITEA_MCP_TOOLS is unset,
-// beside the workflow tools: the everyday reads. Every other operation is one
-// gitea_find_operations away.
-var defaultTools = []string{"repoGet", "issueGetIssue", "repoListPullRequests", "repoGetPullRequest"}
+// beside the workflow tools, by profile (GITEA_MCP_PROFILE): each role's
+// everyday operations. An author reads files, creates branches, writes files
+// (gitea_write_file) and opens pull requests; a reviewer reads pull requests,
+// their files and diffs (reviewing is gitea_review_pr); an issue manager lists
+// and edits issues; a merger reads pull requests (merging is gitea_merge_pr).
+// Any other profile, or none, gets the everyday reads. Every other operation is
+// one gitea_find_operations away. TestDefaultToolsListSize keeps each set
+// within the tools/list budget.
+var defaultTools = map[string][]string{
+	"":             {"repoGet", "repoGetRawFile", "repoGetContents", "issueListIssues", "issueGetIssue", "repoListPullRequests", "repoGetPullRequest"},
+	"gitea-author": {"repoGet", "repoGetRawFile", "repoGetContents", "repoCreateBranch", "repoCreatePullRequest", "repoGetPullRequest"},
+	"gitea-reviewer": {"repoGet", "repoListPullRequests", "repoGetPullRequest", "repoGetPullRequestFiles", "repoDownloadPullDiffOrPatch",
+		"repoListPullReviews", "repoGetRawFile"},
+	"gitea-issue-manager": {"repoGet", "issueListIssues", "issueGetIssue", "issueCreateIssue", "issueEditIssue", "issueListLabels",
+		"issueAddLabel", "repoGetRawFile"},
+	"gitea-merger":    {"repoGet", "repoListPullRequests", "repoGetPullRequest", "repoGetPullRequestFiles", "repoListPullReviews"},
+	"prgs-reconciler": {"repoGet", "repoListPullRequests", "repoGetPullRequest", "repoGetBranch"},
+	"gitea-owner": {"repoGet", "repoGetRawFile", "repoGetContents", "repoGetPullRequest", "repoDownloadPullDiffOrPatch",
+		"issueEditIssue"},
+}
+
+// plainParams are parameters whose name says it all: a listed generated
+// tool's schema omits their descriptions, which only repeat the name
+// ("owner of the repo"), to keep tools/list small.
+var plainParams = map[string]bool{"owner": true, "repo": true, "index": true, "page": true, "limit": true}
+
+// listedSchema returns s without the descriptions of plainParams.
+func listedSchema(s *Schema) *Schema {
+	out := *s
+	out.Properties = map[string]*Schema{}
+	for name, p := range s.Properties {
+		if plainParams[name] && p.Description != "" {
+			q := *p
+			q.Description = ""
+			p = &q
+		}
+		out.Properties[name] = p
+	}
+	return &out
+}
 
 // listPageSize is how many tools one tools/list page carries.
 const listPageSize = 50
@@ -28,6 +67,7 @@ type tool struct {
 	name        string
 	description string
 	schema      *Schema
+	listed      *Schema // the schema tools/list shows, if not schema
 	op          *operation
 	run         func(ctx context.Context, s *server, sess *session, args map[string]any) map[string]any
 	readOnly    bool   // a hand-written tool that only reads
@@ -63,7 +103,7 @@ func (t *tool) listingJSON() json.RawMessage {
 			Description string          `json:"description"`
 			InputSchema *Schema         `json:"inputSchema"`
 			Annotations map[string]bool `json:"annotations"`
-		}{t.name, t.description, t.schema, t.annotations()})
+		}{t.name, t.description, cmp.Or(t.listed, t.schema), t.annotations()})
 	})
 	return t.listing
 }
@@ -78,8 +118,9 @@ type catalog struct {
 	off    map[string]bool // DISABLED_TOOLS
 }
 
-// newCatalog builds the tool catalog from the operations.
-func newCatalog(ops []*operation, include, disabled string) (*catalog, error) {
+// newCatalog builds the tool catalog from the operations; without include
+// (GITEA_MCP_TOOLS), it lists the profile's default tools.
+func newCatalog(ops []*operation, include, disabled, profile string) (*catalog, error) {
 	c := &catalog{ops: ops, byID: map[string]*operation{}, byName: map[string]*tool{}, off: map[string]bool{}}
 	for _, op := range ops {
 		c.byID[op.ID] = op
@@ -92,7 +133,10 @@ func newCatalog(ops []*operation, include, disabled string) (*catalog, error) {
 	}
 	patterns := splitList(include)
 	if include == "" {
-		patterns = defaultTools
+		patterns = defaultTools[profile]
+		if patterns == nil {
+			patterns = defaultTools[""]
+		}
 	}
 	for _, p := range patterns {
 		n := 0
@@ -110,7 +154,7 @@ func newCatalog(ops []*operation, include, disabled string) (*catalog, error) {
 				if err != nil {
 					return nil, err
 				}
-				c.add(&tool{name: op.ID, description: op.Summary, schema: s, op: op})
+				c.add(&tool{name: op.ID, description: op.Summary, schema: s, listed: listedSchema(s), op: op})
 			}
 		}
 		if n == 0 {
@@ -266,10 +310,11 @@ func handwrittenTools() []*tool {
 	}
 	return []*tool{
 		{name: "gitea_find_operations", run: findOperations, readOnly: true,
-			description: "Search every Gitea API operation by words (operationId, summary, path, tag). Returns the best matches with method, path, summary and input schema; call one with gitea_call_operation.",
+			description: "Search every Gitea API operation by words (operationId, summary, path, tag). Returns the best matches with method, path, summary and parameters (name? is optional); call one with gitea_call_operation.",
 			schema: obj([]string{"query"}, map[string]*Schema{
-				"query": str("words describing the operation, e.g. \"merge pull request\""),
-				"limit": {Type: "integer", Description: "most results to return (default 5, at most 20)", Minimum: jsonNum("1"), Maximum: jsonNum("20")},
+				"query":  str("words describing the operation, e.g. \"merge pull request\""),
+				"limit":  {Type: "integer", Description: "most results to return (default 5, at most 20)", Minimum: jsonNum("1"), Maximum: jsonNum("20")},
+				"schema": {Type: "boolean", Description: "include each match's full input schema (always for a single match)"},
 			})},
 		{name: "gitea_call_operation", run: callOperation,
 			description: "Call any Gitea API operation by its operationId (find it with gitea_find_operations) with the arguments of its input schema.",
@@ -292,7 +337,9 @@ func handwrittenTools() []*tool {
 func jsonNum(s string) *json.Number { n := json.Number(s); return &n }
 
 // findOperations serves gitea_find_operations: a ranked word search over the
-// operations this server may call.
+// operations this server may call. Each match is its operation, method, path,
+// summary and a one-line parameter synopsis; the input schema comes only with
+// schema: true or for a single match (limit 1, or an exact operationId).
 func findOperations(_ context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	query, _ := args["query"].(string)
 	limit := 5
@@ -301,11 +348,41 @@ func findOperations(_ context.Context, s *server, _ *session, args map[string]an
 			limit = int(v)
 		}
 	}
-	words := searchWords(query)
-	type hit struct {
-		op    *operation
-		score int
+	withSchema, _ := args["schema"].(bool)
+	hits := s.rank(query)
+	if len(hits) > 0 && hits[0].score >= exactScore {
+		limit = 1
 	}
+	out := []map[string]any{}
+	for _, h := range hits[:min(limit, len(hits))] {
+		schema, err := h.op.inputSchema()
+		if err != nil {
+			continue
+		}
+		m := map[string]any{"operation": h.op.ID, "method": h.op.Method, "path": h.op.Route,
+			"summary": h.op.Summary, "parameters": synopsis(schema)}
+		if withSchema || limit == 1 {
+			m["inputSchema"] = schema
+		}
+		out = append(out, m)
+	}
+	return jsonResult(map[string]any{"query": query, "matches": out, "total_matches": len(hits)}, false)
+}
+
+// hit is one operation ranked for a query.
+type hit struct {
+	op    *operation
+	score int
+}
+
+// exactScore is the score of a query that is an operationId.
+const exactScore = 1_000_000
+
+// rank returns the operations this server may call that match query, best
+// first; ties go to the operation whose id has fewer words the query lacks,
+// then to the shorter path.
+func (s *server) rank(query string) []hit {
+	words := findTerms(query)
 	var hits []hit
 	for _, op := range s.cat.ops {
 		if _, ok := s.cat.operation(op.ID); !ok || !s.exec.permits(op) {
@@ -315,64 +392,176 @@ func findOperations(_ context.Context, s *server, _ *session, args map[string]an
 			hits = append(hits, hit{op, score})
 		}
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
-	out := []map[string]any{}
-	for _, h := range hits[:min(limit, len(hits))] {
-		schema, err := h.op.inputSchema()
-		if err != nil {
-			continue
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
 		}
-		out = append(out, map[string]any{"operation": h.op.ID, "method": h.op.Method, "path": h.op.Route,
-			"summary": h.op.Summary, "inputSchema": schema})
-	}
-	return jsonResult(map[string]any{"query": query, "matches": out, "total_matches": len(hits)}, false)
+		return len(hits[i].op.Route) < len(hits[j].op.Route)
+	})
+	return hits
 }
 
-// searchWords splits text into lower-case words, also at camelCase humps.
+// synopsis is an input schema in one line: required names, then optional
+// ones with "?", a body's members in braces, e.g.
+// "owner, repo, body{base, head, title?}, page?".
+func synopsis(s *Schema) string {
+	var req, opt []string
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		p := s.Properties[name]
+		if len(p.Properties) > 0 {
+			name += "{" + synopsis(&Schema{Properties: p.Properties, Required: p.Required}) + "}"
+		}
+		if slices.Contains(s.Required, strings.SplitN(name, "{", 2)[0]) {
+			req = append(req, name)
+		} else {
+			opt = append(opt, name+"?")
+		}
+	}
+	return strings.Join(append(req, opt...), ", ")
+}
+
+// findSynonyms maps the words and phrases agents use to the words of Gitea's
+// operation ids and summaries; a word found here is replaced by its terms
+// (keep it by listing it). Phrases are matched first, longest first.
+// Examples (TestFindSynonyms): "close issue" -> "edit state issue" finds
+// issueEditIssue; "get file contents" -> "get raw file" finds repoGetRawFile;
+// "diff of a PR" -> "diff patch pull" finds repoDownloadPullDiffOrPatch; "open
+// issues labelled bug" -> "issues list bug" finds issueListIssues, while
+// "open a pull request" -> "create pull" finds repoCreatePullRequest.
+var findSynonyms = map[string]string{
+	// phrases
+	"pull request": "pull", "pull requests": "pull", "merge request": "pull", "merge requests": "pull",
+	"file contents": "raw file", "file content": "raw file", "who am i": "get current user",
+	"open a": "create", "open an": "create", "open new": "create",
+	// nouns
+	"pr": "pull", "prs": "pull", "mr": "pull", "pulls": "pull", "file": "raw file", "readme": "raw file",
+	"repository": "repo", "repositories": "repo", "repos": "repo", "project": "repo", "projects": "repo",
+	"directory": "contents dir", "folder": "contents dir", "dir": "contents dir", "tree": "contents dir",
+	"history": "commits", "log": "commits", "my": "current user", "info": "get", "comment on": "create comment", "whoami": "get current user",
+	"notifications": "notify", "webhooks": "hooks", "webhook": "hook", "ci": "workflow runs", "pipelines": "workflow runs",
+	"diff": "diff patch", "patch": "diff patch",
+	// verbs
+	"close": "edit state", "reopen": "edit state", "assign": "edit", "change": "edit", "modify": "edit",
+	"update": "edit", "rename": "edit", "retitle": "edit",
+	"read": "get", "show": "get", "view": "get", "fetch": "get", "see": "get", "retrieve": "get", "download": "get raw", "display": "get",
+	"new": "create", "make": "create", "add": "add create", "write": "create", "approve": "create review", "review": "create review",
+	"find": "search", "watch": "subscription", "merged": "is merged",
+	// filters: a state or label narrows a list
+	"open": "list", "closed": "list", "labelled": "list", "labeled": "list", "with": "list",
+}
+
+// findStopWords carry no meaning for the search.
+var findStopWords = map[string]bool{"a": true, "an": true, "the": true, "of": true, "to": true, "on": true, "in": true,
+	"for": true, "from": true, "by": true, "one": true, "someone": true, "all": true, "this": true, "that": true, "me": true}
+
+// findTerms turns a query into search terms: lower-case words, synonyms
+// replaced, stop words dropped.
+func findTerms(query string) []string {
+	words := searchWords(query)
+	var out []string
+	for i := 0; i < len(words); i++ {
+		if i+2 < len(words) {
+			if to, ok := findSynonyms[strings.Join(words[i:i+3], " ")]; ok {
+				out, i = append(out, strings.Fields(to)...), i+2
+				continue
+			}
+		}
+		if i+1 < len(words) {
+			if to, ok := findSynonyms[words[i]+" "+words[i+1]]; ok {
+				out, i = append(out, strings.Fields(to)...), i+1
+				continue
+			}
+		}
+		if to, ok := findSynonyms[words[i]]; ok {
+			out = append(out, strings.Fields(to)...)
+		} else if !findStopWords[words[i]] {
+			out = append(out, words[i])
+		}
+	}
+	return out
+}
+
+// stem folds a plural to its singular: issues -> issue, branches -> branch,
+// repositories -> repository.
+func stem(w string) string {
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "xes"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3:
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// searchWords splits text into lower-case words, also at camelCase humps
+// (a capital after a small letter: "issueListIssues", but "PRs" is one word).
 func searchWords(text string) []string {
 	var words []string
 	var cur []rune
+	prev := ' '
 	flush := func() {
 		if len(cur) > 0 {
 			words = append(words, strings.ToLower(string(cur)))
 			cur = cur[:0]
 		}
 	}
-	for i, r := range text {
+	for _, r := range text {
 		switch {
 		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
 			flush()
-		case unicode.IsUpper(r) && i > 0:
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
 			flush()
 			cur = append(cur, r)
 		default:
 			cur = append(cur, r)
 		}
+		prev = r
 	}
 	flush()
 	return words
 }
 
-// matchScore ranks an operation for a query: an exact operationId wins, then
-// words found in the id, the summary, the tags and the path.
-func matchScore(op *operation, query string, words []string) int {
+// matchScore ranks an operation for search terms: an exact operationId wins;
+// otherwise each term counts 30 found in the id (one more in the same form),
+// 20 in the summary, 10 in a tag or the path, and each id word the terms lack
+// costs one.
+func matchScore(op *operation, query string, terms []string) int {
 	if strings.EqualFold(strings.TrimSpace(query), op.ID) {
-		return 1000
+		return exactScore
 	}
 	idWords := searchWords(op.ID)
 	summary := searchWords(op.Summary)
 	routeWords := searchWords(op.Route)
+	has := func(words []string, w string) bool {
+		return slices.ContainsFunc(words, func(x string) bool { return stem(x) == stem(w) })
+	}
 	score := 0
-	for _, w := range words {
-		switch {
-		case slices.Contains(idWords, w) || slices.Contains(idWords, strings.TrimSuffix(w, "s")):
-			score += 3
-		case slices.Contains(summary, w) || slices.Contains(summary, strings.TrimSuffix(w, "s")):
-			score += 2
-		case slices.ContainsFunc(op.Tags, func(t string) bool { return strings.EqualFold(t, w) }) || slices.Contains(routeWords, w):
-			score++
-		default:
+	seen := map[string]bool{}
+	for _, w := range terms {
+		if seen[w] {
 			continue
+		}
+		seen[w] = true
+		switch {
+		case has(idWords, w):
+			score += 30
+			if slices.Contains(idWords, w) {
+				score++
+			}
+		case has(summary, w):
+			score += 20
+		case slices.ContainsFunc(op.Tags, func(t string) bool { return strings.EqualFold(t, w) }) || has(routeWords, w):
+			score += 10
+		}
+	}
+	if score == 0 {
+		return 0
+	}
+	for _, w := range idWords {
+		if !slices.ContainsFunc(terms, func(t string) bool { return stem(t) == stem(w) }) {
+			score--
 		}
 	}
 	return score

@@ -32,6 +32,7 @@ func TestDefaultToolsListSize(t *testing.T) {
 		if rerr != nil {
 			t.Fatal(rerr)
 		}
+		t.Logf("profile %q: tools/list %d bytes, %d tools", prof, len(encode(res)), len(res["tools"].([]json.RawMessage)))
 		if n := len(encode(res)); n > maxListBytes {
 			t.Errorf("profile %q: default tools/list is %d bytes, want at most %d", prof, n, maxListBytes)
 		}
