@@ -212,14 +212,16 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	if !d.Allowed || d.RequiredPermission == permRead {
 		return d
 	}
+	var pr livePR
+	if d.RequiredPermission == permApprove || d.RequiredPermission == permMerge || op.ID == "repoUpdatePullRequest" {
+		if !x.live(ctx, "repoGetPullRequest", params, &pr) {
+			d.Allowed, d.Reason = false, "cannot read the pull request (its author and head) from Gitea; refusing"
+			return d
+		}
+	}
 	switch {
 	case d.RequiredPermission == permApprove || d.RequiredPermission == permMerge:
-		var pr struct {
-			User struct{ Login string } `json:"user"`
-		}
-		if !x.live(ctx, "repoGetPullRequest", params, &pr) {
-			d.Allowed, d.Reason = false, "cannot read the pull request's author from Gitea; refusing"
-		} else if denied, why := selfActionDenied(d.RequiredPermission, login, pr.User.Login); denied {
+		if denied, why := selfActionDenied(d.RequiredPermission, login, pr.User.Login); denied {
 			d.Allowed, d.Reason = false, why
 		}
 	case op.ID == "issueEditIssue":
@@ -235,7 +237,84 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			d.Allowed, d.Reason = prof.allows(d.RequiredPermission)
 		}
 	}
+	if d.Allowed {
+		if perm, why := x.liveEffects(ctx, prof, op, args, params, &pr); why != "" {
+			d.Allowed, d.RequiredPermission, d.Reason = false, perm, why
+		}
+	}
 	return d
+}
+
+// livePR is what the policy reads of a pull request: its author and head.
+type livePR struct {
+	User struct{ Login string } `json:"user"`
+	Head struct {
+		Ref  string `json:"ref"`
+		Repo *struct {
+			FullName      string `json:"full_name"`
+			DefaultBranch string `json:"default_branch"`
+		} `json:"repo"`
+	} `json:"head"`
+}
+
+// liveEffects judges what a write does by Gitea's live state: a write landing
+// on a default branch also needs gitea.pr.merge unless the profile sets
+// allow_default_branch_writes; a merge that deletes its head branch (asked, or
+// by the repository's default) needs gitea.branch.delete; updating a pull
+// request writes to its head. The head repository, which the path does not
+// name, must be within the profile's repositories. It returns the permission
+// and reason of a refusal, or "", "".
+func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
+	repo := params["owner"] + "/" + params["repo"]
+	branch, lands := landingBranch(op.ID, args, params)
+	writesHead := op.ID == "repoUpdatePullRequest"
+	if op.ID == "repoMergePullRequest" {
+		body, _ := args["body"].(map[string]any)
+		del, set := body["delete_branch_after_merge"]
+		if !set || del == nil {
+			var r struct {
+				Default *bool `json:"default_delete_branch_after_merge"`
+			}
+			if !x.live(ctx, "repoGet", params, &r) || r.Default == nil {
+				return "gitea.branch.delete", fmt.Sprintf("cannot read from Gitea whether merging in %q deletes the head branch; refusing (set delete_branch_after_merge)", repo)
+			}
+			del = *r.Default
+		}
+		if writesHead = del == true; writesHead {
+			if ok, why := p.allows("gitea.branch.delete"); !ok {
+				return "gitea.branch.delete", fmt.Sprintf("merging in %q deletes the head branch (the repository's default_delete_branch_after_merge); %s; set delete_branch_after_merge to false", repo, why)
+			}
+		}
+	}
+	if writesHead {
+		if pr.Head.Repo == nil {
+			return "", "cannot read the pull request's head repository from Gitea; refusing to write to its head branch"
+		}
+		head := pr.Head.Repo.FullName
+		if owner, name, _ := strings.Cut(head, "/"); !p.allowsRepo(owner, name) {
+			return "", fmt.Sprintf("%s writes to the head branch %q of %q, outside the repositories of %s", op.ID, pr.Head.Ref, head, p.Name)
+		}
+		if op.ID == "repoUpdatePullRequest" {
+			branch, lands, repo = pr.Head.Ref, strings.EqualFold(pr.Head.Ref, pr.Head.Repo.DefaultBranch), head
+		}
+	}
+	if ok, _ := p.allows(permMerge); !lands || ok || p.AllowDefaultBranchWrites {
+		return "", ""
+	}
+	if branch == "" || op.ID != "repoUpdatePullRequest" {
+		var r struct {
+			DefaultBranch string `json:"default_branch"`
+		}
+		if !x.live(ctx, "repoGet", params, &r) || r.DefaultBranch == "" {
+			return permMerge, fmt.Sprintf("cannot read the default branch of %q from Gitea; refusing to write to %q", repo, branch)
+		}
+		if branch != "" && !strings.EqualFold(branch, r.DefaultBranch) {
+			return "", ""
+		}
+		branch = r.DefaultBranch
+	}
+	_, why := p.allows(permMerge)
+	return permMerge, fmt.Sprintf("%s lands on %q, the default branch of %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, repo, why)
 }
 
 // live reads the current state of an object from Gitea for a policy check,

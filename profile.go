@@ -43,7 +43,8 @@ var canonicalOps = []struct{ name, doc string }{
 	{"gitea.pr.review", "start a pending review (event PENDING or none); delete a review"},
 	{"gitea.pr.approve", "review with event APPROVED"},
 	{"gitea.pr.request_changes", "review with event REQUEST_CHANGES"},
-	{"gitea.pr.merge", "merge a pull request; cancel a scheduled auto-merge"},
+	{"gitea.pr.merge", "merge a pull request; cancel a scheduled auto-merge; with a write, land it on a default branch"},
+	{"gitea.pr.force_merge", "merge a pull request past branch protection (force_merge: true); no built-in profile but gitea-owner holds it"},
 	{"gitea.pr.close", "close a pull request (repoEditPullRequest with state \"closed\"); no alias, granted deliberately"},
 	{"gitea.branch.create", "create a branch"},
 	{"gitea.branch.push", "move an existing branch: set it to a commit, update a pull request head from its base, sync a fork"},
@@ -255,6 +256,201 @@ func bodyField(args map[string]any, name string) (value string, ok bool) {
 	return "", false
 }
 
+// effectRule names a request body field whose value widens what a write does:
+// when the operation is one of ids and match holds for the field's value, the
+// call also needs perm. Fields of the mutating operations' body schemas that
+// need no rule, and why:
+//   - the operation already needs the strongest canonical operation of its
+//     area: every field of repoEdit (private, archived, default_branch, merge
+//     styles), repoAddCollaborator's permission, repoTransfer's team_ids,
+//     branch and tag protections, push mirrors, deploy keys' read_only (already
+//     gitea.repo.admin or gitea.token.create); orgCreateTeam and orgEditTeam's
+//     permission, units and includes_all_repositories, orgCreate and orgEdit's
+//     visibility (gitea.org.admin, and denied outright under repositories, since
+//     their paths name no repository); adminCreateUser's visibility and
+//     restricted, adminDeleteUser's purge (gitea.admin.user); access token
+//     scopes (gitea.token.create, bounded by the caller's own rights);
+//   - metadata of the write itself: commit author, committer, dates, signoff,
+//     messages; a new issue's or pull request's own labels, assignees,
+//     milestone, reviewers and closed flag; release draft and prerelease;
+//   - checked by Gitea again when it acts: merge_when_checks_succeed (the
+//     scheduled merge passes branch protection when it happens), the merge
+//     styles of do, head_commit_id; issueAddTime's user_name (repository
+//     admins only); migrate's clone_addr from the server's disk
+//     (allow_import_local);
+//   - bodies that name another repository (transfer, fork, generate, migrate,
+//     issue dependencies) are judged by repoTargets; a write's landing branch
+//     by landsOn; delete_branch_after_merge left out (the repository's default)
+//     by the executor's live check.
+type effectRule struct {
+	ids      []string
+	field    string
+	match    func(any) bool
+	perm     string
+	why      string          // what the value does, for a refusal's reason
+	examples []effectExample // checked by TestEffectRules
+}
+
+// effectExample is one request body and whether the rule must match it.
+type effectExample struct {
+	body  map[string]any
+	match bool
+}
+
+// isTrue and nonEmpty are effectRule matchers.
+func isTrue(v any) bool   { return v == true }
+func nonEmpty(v any) bool { s, ok := v.(string); return ok && s != "" }
+
+// contentsOps write files through the contents API.
+var contentsOps = []string{"repoCreateFile", "repoUpdateFile", "repoDeleteFile", "repoChangeFiles", "repoApplyDiffPatch"}
+
+// effectRules are checked by decide once the operation's own permission is granted.
+var effectRules = []effectRule{
+	{ids: []string{"repoMergePullRequest"}, field: "force_merge", match: isTrue, perm: "gitea.pr.force_merge",
+		why: "force_merge: true merges past branch protection (required approvals and status checks)",
+		examples: []effectExample{{map[string]any{"do": "merge", "force_merge": true}, true},
+			{map[string]any{"do": "merge", "force_merge": false}, false}, {map[string]any{"do": "merge"}, false}}},
+	{ids: []string{"repoMergePullRequest"}, field: "delete_branch_after_merge", match: isTrue, perm: "gitea.branch.delete",
+		why: "delete_branch_after_merge: true deletes the head branch",
+		examples: []effectExample{{map[string]any{"do": "squash", "delete_branch_after_merge": true}, true},
+			{map[string]any{"do": "squash", "delete_branch_after_merge": false}, false}}},
+	{ids: []string{"repoMergePullRequest"}, field: "do", match: func(v any) bool { return v == "manually-merged" }, perm: "gitea.pr.close",
+		why: "do: manually-merged marks the pull request merged without merging and without any check: it closes it",
+		examples: []effectExample{{map[string]any{"do": "manually-merged", "merge_commit_id": "abc"}, true},
+			{map[string]any{"do": "rebase"}, false}}},
+	{ids: contentsOps, field: "new_branch", match: nonEmpty, perm: "gitea.branch.create", why: "new_branch creates a branch",
+		examples: []effectExample{{map[string]any{"branch": "main", "new_branch": "topic"}, true}, {map[string]any{"branch": "topic"}, false},
+			{map[string]any{"new_branch": ""}, false}}},
+	{ids: contentsOps, field: "force_push", match: isTrue, perm: "gitea.branch.delete",
+		why:      "force_push: true replaces an existing branch, discarding its commits",
+		examples: []effectExample{{map[string]any{"new_branch": "topic", "force_push": true}, true}, {map[string]any{"force_push": false}, false}}},
+	{ids: []string{"repoUpdateBranch"}, field: "force", match: isTrue, perm: "gitea.branch.delete",
+		why:      "force: true moves the branch to a commit that does not descend from it, discarding its commits",
+		examples: []effectExample{{map[string]any{"new_commit_id": "abc", "force": true}, true}, {map[string]any{"new_commit_id": "abc"}, false}}},
+	{ids: []string{"adminEditUser"}, field: "admin", match: isTrue, perm: "gitea.admin.system", why: "admin: true makes a site administrator",
+		examples: []effectExample{{map[string]any{"admin": true}, true}, {map[string]any{"admin": false, "full_name": "x"}, false}}},
+	{ids: []string{"adminEditUser"}, field: "allow_git_hook", match: isTrue, perm: "gitea.admin.system",
+		why:      "allow_git_hook: true lets the user write server-side git hooks",
+		examples: []effectExample{{map[string]any{"allow_git_hook": true}, true}, {map[string]any{"allow_git_hook": false}, false}}},
+	{ids: []string{"adminEditUser"}, field: "allow_import_local", match: isTrue, perm: "gitea.admin.system",
+		why:      "allow_import_local: true lets the user import repositories from the server's disk",
+		examples: []effectExample{{map[string]any{"allow_import_local": true}, true}, {map[string]any{}, false}}},
+	{ids: []string{"generateRepo"}, field: "git_hooks", match: isTrue, perm: "gitea.admin.system",
+		why:      "git_hooks: true copies the template's server-side git hooks",
+		examples: []effectExample{{map[string]any{"owner": "a", "name": "b", "git_hooks": true}, true}, {map[string]any{"owner": "a", "name": "b", "git_content": true}, false}}},
+	{ids: []string{"generateRepo"}, field: "webhooks", match: isTrue, perm: "gitea.webhook.write",
+		why:      "webhooks: true copies the template's webhooks",
+		examples: []effectExample{{map[string]any{"owner": "a", "name": "b", "webhooks": true}, true}, {map[string]any{"owner": "a", "name": "b"}, false}}},
+}
+
+// matches reports whether r applies to operation id with args: the field's
+// value in the body, or, as bodyField reads it, beside the body, matches.
+func (r *effectRule) matches(id string, args map[string]any) bool {
+	if !slices.Contains(r.ids, id) {
+		return false
+	}
+	body, _ := args["body"].(map[string]any)
+	v, inBody := body[r.field]
+	return inBody && r.match(v) || r.match(args[r.field])
+}
+
+// landsOn maps each operation that writes to a branch to where the branch is
+// named: the first non-empty body field, or "{param}" a path parameter; none
+// (Gitea's default) is the repository's default branch. A write landing on
+// the default branch is landing code without review: it also needs
+// gitea.pr.merge unless the profile sets allow_default_branch_writes (the
+// executor reads the default branch live). repoUpdatePullRequest lands on the
+// pull request's head, read live as well.
+var landsOn = map[string][]string{
+	"repoCreateFile": {"new_branch", "branch"}, "repoUpdateFile": {"new_branch", "branch"}, "repoDeleteFile": {"new_branch", "branch"},
+	"repoChangeFiles": {"new_branch", "branch"}, "repoApplyDiffPatch": {"new_branch", "branch"},
+	"repoUpdateBranch": {"{branch}"}, "repoMergeUpstream": {"branch"},
+}
+
+// landingBranch returns the branch a write of operation id lands on ("" = the
+// default branch) and whether it writes to a branch named by its request.
+func landingBranch(id string, args map[string]any, params map[string]string) (string, bool) {
+	from, ok := landsOn[id]
+	if !ok {
+		return "", false
+	}
+	body, _ := args["body"].(map[string]any)
+	for _, f := range from {
+		v := params[strings.Trim(f, "{}")]
+		if !strings.HasPrefix(f, "{") {
+			v, _ = body[f].(string)
+		}
+		if v != "" {
+			return strings.TrimPrefix(v, "refs/heads/"), true
+		}
+	}
+	return "", true
+}
+
+// repoTarget says where the body of an operation names a repository it
+// creates, moves or links to: owner and name are candidate sources, the first
+// non-empty wins: a body field, "{param}" a path parameter, "@" the caller's
+// login. With repositories set, the target must be among them.
+type repoTarget struct {
+	ids         []string
+	owner, name []string
+	what        string
+}
+
+// repoTargets are checked by repoDenied (examples in TestRepoTargets).
+var repoTargets = []repoTarget{
+	{[]string{"repoTransfer"}, []string{"new_owner"}, []string{"{repo}"}, "transfers the repository to"},
+	{[]string{"repoEdit"}, []string{"{owner}"}, []string{"name", "{repo}"}, "renames the repository to"},
+	{[]string{"createFork"}, []string{"organization", "@"}, []string{"name", "{repo}"}, "forks into"},
+	{[]string{"generateRepo"}, []string{"owner"}, []string{"name"}, "generates"},
+	{[]string{"repoMigrate"}, []string{"repo_owner", "@"}, []string{"repo_name"}, "migrates into"},
+	{[]string{"createCurrentUserRepo"}, []string{"@"}, []string{"name"}, "creates"},
+	{[]string{"createOrgRepo", "createOrgRepoDeprecated"}, []string{"{org}"}, []string{"name"}, "creates"},
+	{[]string{"adminCreateRepo"}, []string{"{username}"}, []string{"name"}, "creates"},
+	{[]string{"issueCreateIssueDependencies", "issueRemoveIssueDependencies", "issueCreateIssueBlocking", "issueRemoveIssueBlocking"},
+		[]string{"owner"}, []string{"repo"}, "links an issue of"},
+}
+
+// pick returns the first non-empty value of sources (see repoTarget).
+func pick(sources []string, body map[string]any, params map[string]string, login string) string {
+	for _, src := range sources {
+		v := login
+		if p, ok := strings.CutPrefix(src, "{"); ok {
+			v = params[strings.TrimSuffix(p, "}")]
+		} else if src != "@" {
+			v, _ = body[src].(string)
+		}
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// repoFree lists the routes that name no single repository yet reveal no
+// repository data, with the reason; under repositories every other such route
+// is denied (TestRepoFreeRoutes).
+var repoFree = map[string]string{
+	"getVersion":                   "Gitea's version",
+	"userGetCurrent":               "the caller's own account",
+	"getUserSettings":              "the caller's own settings",
+	"getGeneralAPISettings":        "instance settings",
+	"getGeneralAttachmentSettings": "instance settings",
+	"getGeneralRepositorySettings": "instance settings (defaults, no repository)",
+	"getGeneralUISettings":         "instance settings",
+	"getSigningKey":                "the instance's public signing key",
+	"getSigningKeySSH":             "the instance's public signing key",
+	"listGitignoresTemplates":      "templates shipped with Gitea",
+	"getGitignoreTemplateInfo":     "templates shipped with Gitea",
+	"listLabelTemplates":           "templates shipped with Gitea",
+	"getLabelTemplateInfo":         "templates shipped with Gitea",
+	"listLicenseTemplates":         "templates shipped with Gitea",
+	"getLicenseTemplateInfo":       "templates shipped with Gitea",
+	"renderMarkdownRaw":            "renders the text it is given, with no repository context",
+	"userGet":                      "a user's profile: counts, no repository",
+	"orgGet":                       "an organization's profile, no repository",
+}
+
 // resolvePermission returns the canonical operation op requires with args, or
 // "" and the reason it cannot be determined.
 func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
@@ -352,33 +548,39 @@ type profile struct {
 	ForbiddenOperations   []string `json:"forbidden_operations"`
 	TokenSourceName       string   `json:"token_source_name"` // environment variable holding the token; never the token
 	AuditLabel            string   `json:"audit_label"`
-	CanApprovePRs         bool     `json:"can_approve_prs"`
-	CanMergePRs           bool     `json:"can_merge_prs"`
-	CanPushBranches       bool     `json:"can_push_branches"`
-	CanMutateIssues       bool     `json:"can_mutate_issues"`
-	CanAuthorImplPRs      bool     `json:"can_author_impl_prs"`
-	Repositories          []string `json:"repositories"` // owner/name globs with *; absent = any repository
+	// The can_* flags: left out (nil), compile derives each from allowed_operations.
+	CanApprovePRs            *bool    `json:"can_approve_prs"`
+	CanMergePRs              *bool    `json:"can_merge_prs"`
+	CanPushBranches          *bool    `json:"can_push_branches"`
+	CanMutateIssues          *bool    `json:"can_mutate_issues"`
+	CanAuthorImplPRs         *bool    `json:"can_author_impl_prs"`
+	Repositories             []string `json:"repositories"`                // owner/name globs with *; absent = any repository
+	AllowDefaultBranchWrites bool     `json:"allow_default_branch_writes"` // writes may land on a default branch without gitea.pr.merge
 
 	allowed, forbidden map[string]bool // normalized by compile
 	badForbidden       string          // first forbidden entry that cannot be normalized: denies everything
 	repoPats           [][2]string     // lower-case owner and name globs; nil = unrestricted
 }
 
-// boolGates lists, for each capability boolean, the operations it must be true to grant.
-// A profile granting one of them with the boolean false is rejected at load.
+// boolGates lists, for each capability flag, the operations it must be true to grant.
+// A flag left out is derived: true when the profile grants one of them. A
+// profile granting one of them with the flag set to false is rejected at load.
 var boolGates = []struct {
 	field string
-	get   func(*profile) bool
+	flag  func(*profile) **bool
 	ops   []string
 }{
-	{"can_approve_prs", func(p *profile) bool { return p.CanApprovePRs }, []string{"gitea.pr.approve"}},
-	{"can_merge_prs", func(p *profile) bool { return p.CanMergePRs }, []string{"gitea.pr.merge"}},
-	{"can_push_branches", func(p *profile) bool { return p.CanPushBranches },
+	{"can_approve_prs", func(p *profile) **bool { return &p.CanApprovePRs }, []string{"gitea.pr.approve"}},
+	{"can_merge_prs", func(p *profile) **bool { return &p.CanMergePRs }, []string{"gitea.pr.merge", "gitea.pr.force_merge"}},
+	{"can_push_branches", func(p *profile) **bool { return &p.CanPushBranches },
 		[]string{"gitea.branch.push", "gitea.branch.create", "gitea.branch.delete", "gitea.repo.commit"}},
-	{"can_mutate_issues", func(p *profile) bool { return p.CanMutateIssues },
+	{"can_mutate_issues", func(p *profile) **bool { return &p.CanMutateIssues },
 		[]string{"gitea.issue.create", "gitea.issue.label", "gitea.issue.close", "gitea.issue.edit", "gitea.issue.delete", "gitea.issue.manage"}},
-	{"can_author_impl_prs", func(p *profile) bool { return p.CanAuthorImplPRs }, []string{"gitea.pr.create"}},
+	{"can_author_impl_prs", func(p *profile) **bool { return &p.CanAuthorImplPRs }, []string{"gitea.pr.create"}},
 }
+
+// can reports whether a capability flag is set, after compile: nil (never compiled) is false.
+func can(flag *bool) bool { return flag != nil && *flag }
 
 // compile validates p and normalizes its operations and repositories.
 func (p *profile) compile() error {
@@ -408,10 +610,13 @@ func (p *profile) compile() error {
 		}
 	}
 	for _, g := range boolGates {
-		for _, op := range g.ops {
-			if p.grants(op) && !g.get(p) {
-				return fmt.Errorf("profile %q: allowed_operations grants %s but %s is false", p.Name, op, g.field)
-			}
+		granted := slices.IndexFunc(g.ops, p.grants)
+		switch flag := g.flag(p); {
+		case *flag == nil:
+			derived := granted >= 0
+			*flag = &derived
+		case !**flag && granted >= 0:
+			return fmt.Errorf("profile %q: allowed_operations grants %s but %s is false", p.Name, g.ops[granted], g.field)
 		}
 	}
 	p.repoPats = nil
@@ -517,10 +722,11 @@ var repoParams = []struct{ owner, repo, example string }{
 	{"{owner}", "{repo_name}", "/packages/{owner}/{type}/{name}/-/link/{repo_name}"},
 }
 
-// repoDenied returns why p's repositories forbid op with pathParams, or "".
-// A mutation whose path names no repository is denied for a restricted profile,
-// since the repository it touches cannot be checked.
-func (p *profile) repoDenied(op opInfo, perm string, pathParams map[string]string) string {
+// repoDenied returns why p's repositories forbid op, or "": every repository
+// its path names, and the one its body names (repoTargets), must be within
+// them; a route naming no single repository is denied unless repoFree lists it.
+// identity is the caller's login, the owner a fork or new repository gets by default.
+func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[string]string, identity string) string {
 	if p.repoPats == nil {
 		return ""
 	}
@@ -535,11 +741,18 @@ func (p *profile) repoDenied(op opInfo, perm string, pathParams map[string]strin
 			return fmt.Sprintf("repository %q is outside the repositories of %s", owner+"/"+repo, p.Name)
 		}
 	}
-	switch {
-	case perm == "gitea.repo.create":
-		return fmt.Sprintf("%s is limited to its repositories; gitea.repo.create makes one its path does not name", p.Name)
-	case !named && perm != permRead:
-		return fmt.Sprintf("%s is limited to its repositories and %s names none in its path", p.Name, op.ID)
+	for _, t := range repoTargets {
+		if slices.Contains(t.ids, op.ID) {
+			body, _ := args["body"].(map[string]any)
+			target := pick(t.owner, body, pathParams, identity) + "/" + pick(t.name, body, pathParams, identity)
+			if owner, repo, _ := strings.Cut(target, "/"); !p.allowsRepo(owner, repo) {
+				return fmt.Sprintf("%s %s %q, outside the repositories of %s", op.ID, t.what, target, p.Name)
+			}
+			return ""
+		}
+	}
+	if _, free := repoFree[op.ID]; !named && !free {
+		return fmt.Sprintf("%s is limited to its repositories and %s %s (%s) names no single repository: it may reveal or touch others", p.Name, op.Method, op.Route, op.ID)
 	}
 	return ""
 }
@@ -548,28 +761,29 @@ func (p *profile) repoDenied(op opInfo, perm string, pathParams map[string]strin
 // narrowest first. Additions to the document's lists follow its own definitions:
 // issue-manager's can_mutate_issues covers editing (gitea.issue.edit); the author's
 // branch.push means "push branches / create commits" (gitea.branch.create, gitea.repo.commit).
+// Their can_* flags are derived from their operations.
 func builtinProfiles() []*profile {
 	all := make([]string, 0, len(canonicalOps))
 	for _, op := range canonicalOps {
 		all = append(all, op.name)
 	}
 	ps := []*profile{
-		{Name: "gitea-issue-manager", CanMutateIssues: true,
+		{Name: "gitea-issue-manager",
 			AllowedOperations:   []string{"gitea.read", "gitea.issue.create", "gitea.issue.comment", "gitea.issue.label", "gitea.issue.close", "gitea.issue.edit"},
 			ForbiddenOperations: []string{"gitea.pr.approve", "gitea.pr.merge", "gitea.branch.push"}},
-		{Name: "gitea-author", CanPushBranches: true, CanAuthorImplPRs: true,
+		{Name: "gitea-author",
 			AllowedOperations:   []string{"gitea.read", "gitea.branch.push", "gitea.branch.create", "gitea.repo.commit", "gitea.pr.create", "gitea.pr.comment", "gitea.issue.comment"},
 			ForbiddenOperations: []string{"gitea.pr.approve", "gitea.pr.merge"}},
-		{Name: "gitea-reviewer", CanApprovePRs: true,
+		{Name: "gitea-reviewer",
 			AllowedOperations:   []string{"gitea.read", "gitea.pr.comment", "gitea.pr.review", "gitea.pr.approve", "gitea.pr.request_changes", "gitea.issue.comment"},
 			ForbiddenOperations: []string{"gitea.pr.merge", "gitea.branch.push"}},
-		{Name: "gitea-merger", CanMergePRs: true,
+		{Name: "gitea-merger",
 			AllowedOperations:   []string{"gitea.read", "gitea.pr.merge"},
-			ForbiddenOperations: []string{"gitea.pr.approve", "gitea.branch.push", "gitea.pr.create"}},
-		{Name: "prgs-reconciler", CanMutateIssues: true,
+			ForbiddenOperations: []string{"gitea.pr.approve", "gitea.branch.push", "gitea.pr.create", "gitea.pr.force_merge"}},
+		{Name: "prgs-reconciler",
 			AllowedOperations:   reconcilerNeeds,
 			ForbiddenOperations: reconcilerForbidden},
-		{Name: "gitea-owner", CanApprovePRs: true, CanMergePRs: true, CanPushBranches: true, CanMutateIssues: true, CanAuthorImplPRs: true,
+		{Name: "gitea-owner",
 			AllowedOperations: all},
 	}
 	for _, p := range ps {
@@ -606,7 +820,7 @@ func assessReconcilerProfile(p *profile) error {
 			problems = append(problems, op.name+" is allowed but outside the reconciler set")
 		}
 	}
-	if p.CanApprovePRs || p.CanMergePRs || p.CanPushBranches || p.CanAuthorImplPRs {
+	if can(p.CanApprovePRs) || can(p.CanMergePRs) || can(p.CanPushBranches) || can(p.CanAuthorImplPRs) {
 		problems = append(problems, "can_approve_prs, can_merge_prs, can_push_branches and can_author_impl_prs must be false")
 	}
 	if len(problems) > 0 {
@@ -773,8 +987,17 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 		d.Allowed, d.Reason = false, "authenticated identity unknown; verify it with gitea_whoami before mutating"
 	} else if perm != permRead && p.AuthenticatedUsername != "" && !strings.EqualFold(identity, p.AuthenticatedUsername) {
 		d.Allowed, d.Reason = false, fmt.Sprintf("identity %q is not %q, the authenticated_username of %s; check its token", identity, p.AuthenticatedUsername, p.Name)
-	} else if why := p.repoDenied(op, perm, pathParams); why != "" {
+	} else if why := p.repoDenied(op, args, pathParams, identity); why != "" {
 		d.Allowed, d.Reason = false, why
+	} else {
+		for i := range effectRules {
+			if r := &effectRules[i]; r.matches(op.ID, args) {
+				if ok, why := p.allows(r.perm); !ok {
+					d.Allowed, d.RequiredPermission, d.Reason = false, r.perm, op.ID+": "+r.why+"; "+why
+					break
+				}
+			}
+		}
 	}
 	return d
 }

@@ -69,6 +69,9 @@ func TestPermRulesCoverDocument(t *testing.T) {
 		t.Errorf("document has %d operations, want 471", len(ops))
 	}
 	reached := map[string]bool{}
+	for _, r := range effectRules {
+		reached[r.perm] = true
+	}
 	for _, r := range argRules {
 		for _, perm := range r.values {
 			reached[perm] = true
@@ -197,8 +200,7 @@ func TestAllows(t *testing.T) {
 		{[]string{"gitea.read"}, nil, "gitea.pr.close", false, "such as prgs-reconciler"},
 	}
 	for _, tt := range tests {
-		p := compiled(t, &profile{Name: "p", AllowedOperations: tt.allowed, ForbiddenOperations: tt.forbidden,
-			CanApprovePRs: true, CanMergePRs: true, CanPushBranches: true, CanMutateIssues: true, CanAuthorImplPRs: true})
+		p := compiled(t, &profile{Name: "p", AllowedOperations: tt.allowed, ForbiddenOperations: tt.forbidden})
 		ok, reason := p.allows(tt.perm)
 		if ok != tt.ok || !strings.Contains(reason, tt.reason) {
 			t.Errorf("allowed %q forbidden %q: allows(%q) = %v, %q; want %v, %q", tt.allowed, tt.forbidden, tt.perm, ok, reason, tt.ok, tt.reason)
@@ -273,15 +275,15 @@ func TestAssessReconcilerProfile(t *testing.T) {
 		p    profile
 		err  string
 	}{
-		{"document shape", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: forbidden, CanMutateIssues: true}, ""},
+		{"document shape", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: forbidden}, ""},
 		{"legacy spellings", profile{AllowedOperations: append([]string{"read", "comment"}, reconcilerNeeds[2:]...),
-			ForbiddenOperations: []string{"approve", "merge", "review", "pr.create", "push", "commit"}, CanMutateIssues: true}, ""},
-		{"missing pr.close", profile{AllowedOperations: reconcilerNeeds[:4], ForbiddenOperations: forbidden, CanMutateIssues: true}, "gitea.pr.close is not allowed"},
-		{"merge not forbidden", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: forbidden[1:], CanMutateIssues: true}, "gitea.pr.approve is not in forbidden_operations"},
-		{"extra operation", profile{AllowedOperations: append([]string{"gitea.issue.create"}, reconcilerNeeds...), ForbiddenOperations: forbidden, CanMutateIssues: true},
+			ForbiddenOperations: []string{"approve", "merge", "review", "pr.create", "push", "commit"}}, ""},
+		{"missing pr.close", profile{AllowedOperations: reconcilerNeeds[:4], ForbiddenOperations: forbidden}, "gitea.pr.close is not allowed"},
+		{"merge not forbidden", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: forbidden[1:]}, "gitea.pr.approve is not in forbidden_operations"},
+		{"extra operation", profile{AllowedOperations: append([]string{"gitea.issue.create"}, reconcilerNeeds...), ForbiddenOperations: forbidden},
 			"gitea.issue.create is allowed but outside the reconciler set"},
-		{"merge capability", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: forbidden, CanMutateIssues: true, CanMergePRs: true}, "must be false"},
-		{"bad forbidden entry", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: append([]string{"pr.merge"}, forbidden...), CanMutateIssues: true}, "gitea.read is not allowed"},
+		{"merge capability", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: forbidden, CanMergePRs: new(true)}, "must be false"},
+		{"bad forbidden entry", profile{AllowedOperations: reconcilerNeeds, ForbiddenOperations: append([]string{"pr.merge"}, forbidden...)}, "gitea.read is not allowed"},
 	}
 	for _, tt := range tests {
 		tt.p.Name = "r"
@@ -353,8 +355,11 @@ func TestParseProfiles(t *testing.T) {
 		{"built-in name", `{"profiles": [{"profile_name": "gitea-merger"}]}`, false, `profile "gitea-merger" is built in`},
 		{"duplicate", `{"profiles": [` + ok + `,` + ok + `]}`, false, `profile "acme-bot" is defined twice`},
 		{"bad name", `{"profiles": [{"profile_name": "Acme Bot"}]}`, false, `profile "Acme Bot": profile_name must be`},
-		{"capability contradiction", `{"profiles": [{"profile_name": "m", "allowed_operations": ["merge"]}]}`, false,
+		{"capability contradiction", `{"profiles": [{"profile_name": "m", "allowed_operations": ["merge"], "can_merge_prs": false}]}`, false,
 			`profile "m": allowed_operations grants gitea.pr.merge but can_merge_prs is false`},
+		{"capability left out is derived", `{"profiles": [{"profile_name": "m", "allowed_operations": ["gitea.pr.create", "merge"]}]}`, false, ""},
+		{"force merge needs can_merge_prs", `{"profiles": [{"profile_name": "m", "allowed_operations": ["gitea.pr.force_merge"], "can_merge_prs": false}]}`, false,
+			`grants gitea.pr.force_merge but can_merge_prs is false`},
 		{"forbidden lifts the contradiction", `{"profiles": [{"profile_name": "m", "allowed_operations": ["merge"], "forbidden_operations": ["merge"]}]}`, false, ""},
 		{"bad token source", `{"profiles": [{"profile_name": "t", "token_source_name": "gitea-token"}]}`, false, "token_source_name must name an environment variable"},
 		{"bad repository", `{"profiles": [{"profile_name": "r", "repositories": ["acme"]}]}`, false, `repository "acme" must be owner/name`},
@@ -470,7 +475,7 @@ func TestProfileErrorsHideTokens(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	ops := docOps(t)
-	bot := compiled(t, &profile{Name: "acme-bot", AuthenticatedUsername: "bot", Repositories: []string{"acme/*"}, CanMutateIssues: true,
+	bot := compiled(t, &profile{Name: "acme-bot", AuthenticatedUsername: "bot", Repositories: []string{"acme/*"},
 		AllowedOperations: []string{"read", "gitea.issue.create", "gitea.user.settings", "gitea.repo.create"}})
 	acme := map[string]string{"owner": "acme", "repo": "app", "index": "1"}
 	tests := []struct {
@@ -517,11 +522,30 @@ func TestDecide(t *testing.T) {
 		{bot, "bot", "issueCreateIssue", nil, map[string]string{"owner": "acme"},
 			decision{RequiredPermission: "gitea.issue.create", Identity: "bot", Profile: "acme-bot", Reason: `repository "acme/" is outside the repositories of acme-bot`}},
 		{bot, "bot", "repoSearch", nil, nil,
+			decision{RequiredPermission: "gitea.read", Identity: "bot", Profile: "acme-bot",
+				Reason: "acme-bot is limited to its repositories and GET /repos/search (repoSearch) names no single repository: it may reveal or touch others"}},
+		{bot, "bot", "repoGetByID", nil, map[string]string{"id": "7"},
+			decision{RequiredPermission: "gitea.read", Identity: "bot", Profile: "acme-bot",
+				Reason: "acme-bot is limited to its repositories and GET /repositories/{id} (repoGetByID) names no single repository: it may reveal or touch others"}},
+		{bot, "bot", "getVersion", nil, nil,
 			decision{Allowed: true, RequiredPermission: "gitea.read", Identity: "bot", Profile: "acme-bot", Reason: "gitea.read is allowed by acme-bot"}},
 		{bot, "bot", "notifyReadList", nil, nil,
-			decision{RequiredPermission: "gitea.user.settings", Identity: "bot", Profile: "acme-bot", Reason: "acme-bot is limited to its repositories and notifyReadList names none in its path"}},
+			decision{RequiredPermission: "gitea.user.settings", Identity: "bot", Profile: "acme-bot",
+				Reason: "acme-bot is limited to its repositories and PUT /notifications (notifyReadList) names no single repository: it may reveal or touch others"}},
 		{bot, "bot", "createFork", nil, acme,
-			decision{RequiredPermission: "gitea.repo.create", Identity: "bot", Profile: "acme-bot", Reason: "acme-bot is limited to its repositories; gitea.repo.create makes one its path does not name"}},
+			decision{RequiredPermission: "gitea.repo.create", Identity: "bot", Profile: "acme-bot", Reason: `createFork forks into "bot/app", outside the repositories of acme-bot`}},
+		{bot, "bot", "createFork", map[string]any{"body": map[string]any{"organization": "acme", "name": "app-fork"}}, acme,
+			decision{Allowed: true, RequiredPermission: "gitea.repo.create", Identity: "bot", Profile: "acme-bot", Reason: "gitea.repo.create is allowed by acme-bot"}},
+		{builtin(t, "gitea-merger"), "mo", "repoMergePullRequest", map[string]any{"body": map[string]any{"do": "merge", "force_merge": true}}, acme,
+			decision{RequiredPermission: "gitea.pr.force_merge", Identity: "mo", Profile: "gitea-merger",
+				Reason: "repoMergePullRequest: force_merge: true merges past branch protection (required approvals and status checks); " +
+					"gitea.pr.force_merge is forbidden for gitea-merger; use a profile that allows it, such as gitea-owner"}},
+		{builtin(t, "gitea-merger"), "mo", "repoMergePullRequest", map[string]any{"body": map[string]any{"do": "merge", "delete_branch_after_merge": true}}, acme,
+			decision{RequiredPermission: "gitea.branch.delete", Identity: "mo", Profile: "gitea-merger",
+				Reason: "repoMergePullRequest: delete_branch_after_merge: true deletes the head branch; " +
+					"gitea.branch.delete is not in the allowed operations of gitea-merger; use a profile that allows it, such as gitea-owner"}},
+		{builtin(t, "gitea-owner"), "root", "repoMergePullRequest", map[string]any{"body": map[string]any{"do": "merge", "force_merge": true, "delete_branch_after_merge": true}}, acme,
+			decision{Allowed: true, RequiredPermission: "gitea.pr.merge", Identity: "root", Profile: "gitea-owner", Reason: "gitea.pr.merge is allowed by gitea-owner"}},
 	}
 	for _, tt := range tests {
 		op, ok := ops[tt.op]
@@ -648,6 +672,11 @@ func BenchmarkDecide(b *testing.B) {
 		{"merge-denied", builtin(b, "gitea-reviewer"), "repoMergePullRequest", nil},
 		{"owner-late-rule", builtin(b, "gitea-owner"), "repoAddTeam", nil},
 		{"repositories", bot, "repoResolvePullReviewComment", nil},
+		{"repositories-no-repo-route", bot, "repoSearch", nil},
+		{"merge-effects", builtin(b, "gitea-merger"), "repoMergePullRequest",
+			map[string]any{"body": map[string]any{"do": "merge", "force_merge": true, "delete_branch_after_merge": true}}},
+		{"commit-effects", builtin(b, "gitea-author"), "repoChangeFiles",
+			map[string]any{"body": map[string]any{"branch": "main", "new_branch": "topic", "message": "m", "files": []any{}}}},
 	}
 	for _, c := range cases {
 		op := ops[c.op]

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// effectTools are the generated tools the effect and allowlist tests call.
+const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion"
+
+// wantDenied calls one operation through all three doors and requires a
+// permission_denied answer requiring perm whose reason contains reason.
+func wantDenied(t *testing.T, c *client, op, method, path string, args map[string]any, perm, reason string) {
+	t.Helper()
+	for _, r := range routes(op, method, path, args) {
+		res, isErr := c.callTool(r.tool, r.args)
+		report, _ := get(res, "error.permission_report").(map[string]any)
+		if !isErr || str(get(res, "error.kind")) != "permission_denied" || report == nil {
+			t.Errorf("%s %s: not denied: %v", op, r.name, res)
+			continue
+		}
+		if str(report["required_permission"]) != perm || !strings.Contains(str(report["reason"]), reason) {
+			t.Errorf("%s %s: permission_report %v; want %s and a reason containing %q", op, r.name, report, perm, reason)
+		}
+	}
+}
+
+// scratchRepo creates a repository of alice's with bob and carol as writers,
+// deleted when the test ends, and returns its full name and id.
+func scratchRepo(t *testing.T, g *giteaInstance, prefix string, private bool) (string, int64) {
+	t.Helper()
+	name := prefix + "-" + strings.ToLower(rand.Text()[:8])
+	s := &giteaSetup{g: g}
+	var repo struct{ ID int64 }
+	s.call("alice", "POST", "/user/repos", map[string]any{"name": name, "auto_init": true, "default_branch": "main", "private": private}, http.StatusCreated, &repo)
+	for _, login := range giteaLogins[1:] {
+		s.call("alice", "PUT", "/repos/alice/"+name+"/collaborators/"+login, map[string]string{"permission": "write"}, http.StatusNoContent, nil)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	t.Cleanup(func() { g.api("alice", "DELETE", "/repos/alice/"+name, nil) })
+	return "alice/" + name, repo.ID
+}
+
+// branchSHA reads the head commit of branch in repo (owner/name) straight from Gitea.
+func branchSHA(t *testing.T, g *giteaInstance, repo, branch string) string {
+	t.Helper()
+	var b struct{ Commit struct{ ID string } }
+	s := &giteaSetup{g: g}
+	s.call("alice", "GET", "/repos/"+repo+"/branches/"+branch, nil, http.StatusOK, &b)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return b.Commit.ID
+}
+
+// TestE2EForceMerge: force_merge: true past a protection requiring two
+// approvals is refused to gitea-merger on every door, and nothing is merged.
+func TestE2EForceMerge(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "guarded", false)
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 2}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic",
+		"files": []map[string]string{{"operation": "create", "path": "topic.txt", "content": base64.StdEncoding.EncodeToString([]byte("topic\n"))}}}, http.StatusCreated, nil)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "needs two approvals"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	path := fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, pr.Number)
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger", effectTools)
+	wantDenied(t, c, "repoMergePullRequest", "POST", path,
+		map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"do": "merge", "force_merge": true}},
+		"gitea.pr.force_merge", "force_merge: true merges past branch protection")
+	wantDenied(t, c, "repoMergePullRequest", "POST", path,
+		map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"do": "merge", "delete_branch_after_merge": true}},
+		"gitea.branch.delete", "deletes the head branch")
+	_, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil)
+	if err != nil || !strings.Contains(string(data), `"merged":false`) || !strings.Contains(string(data), `"state":"open"`) {
+		t.Errorf("the pull request changed: %v %.300s", err, data)
+	}
+}
+
+// TestE2ERepositoryAllowlist: with repositories ["alice/demo"], routes that
+// name no single repository are refused, and so is updating a pull request
+// whose head is in a fork outside the list; the fork branch is untouched.
+func TestE2ERepositoryAllowlist(t *testing.T) {
+	g := needGitea(t)
+	owner, name := ownerRepo(g)
+	_, secretID := scratchRepo(t, g, "secret", true)
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"demo-only","repositories":["`+g.Repo+`"],
+		"allowed_operations":["gitea.read","gitea.branch.push","gitea.pr.create"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=demo-only", "GITEA_MCP_CONFIG="+config, effectTools)
+	for _, tc := range []struct {
+		op, path string
+		args     map[string]any
+	}{
+		{"repoGetByID", fmt.Sprintf("/repositories/%d", secretID), map[string]any{"id": secretID}},
+		{"repoSearch", "/repos/search", map[string]any{}},
+		{"issueSearchIssues", "/repos/issues/search", map[string]any{}},
+		{"userListRepos", "/users/alice/repos", map[string]any{"username": "alice"}},
+	} {
+		wantDenied(t, c, tc.op, "GET", tc.path, tc.args, "gitea.read", "names no single repository")
+	}
+	for op, args := range map[string]map[string]any{"repoGet": {"owner": owner, "repo": name}, "getVersion": {}} {
+		if res, isErr := c.callTool(op, args); isErr {
+			t.Errorf("%s under demo-only: %v", op, res)
+		}
+	}
+
+	// bob's fork, a branch in it and a pull request from it into the fixture repository.
+	fork := "bob/" + name + "-fork"
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+g.Repo+"/forks", map[string]string{"name": name + "-fork"}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
+	s.call("bob", "POST", "/repos/"+fork+"/contents", map[string]any{"branch": "main", "new_branch": "fork-topic", "message": "from the fork",
+		"files": []map[string]string{{"operation": "create", "path": "fork.txt", "content": base64.StdEncoding.EncodeToString([]byte("fork\n"))}}}, http.StatusCreated, nil)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+g.Repo+"/pulls", map[string]string{"head": "bob:fork-topic", "base": "main", "title": "from a fork"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	before := branchSHA(t, g, fork, "fork-topic")
+	wantDenied(t, c, "repoUpdatePullRequest", "POST", fmt.Sprintf("/repos/%s/pulls/%d/update", g.Repo, pr.Number),
+		map[string]any{"owner": owner, "repo": name, "index": pr.Number}, "", `writes to the head branch "fork-topic" of "`+fork+`", outside the repositories of demo-only`)
+	if after := branchSHA(t, g, fork, "fork-topic"); after != before {
+		t.Errorf("the fork branch moved from %s to %s", before, after)
+	}
+}
+
+// TestE2EDefaultBranchWrites: a file written to the default branch, named or
+// left out, needs gitea.pr.merge under gitea-author; a new branch is fine, and
+// so is the default branch with allow_default_branch_writes.
+func TestE2EDefaultBranchWrites(t *testing.T) {
+	g := needGitea(t)
+	owner, name := ownerRepo(g)
+	file := "e2e-direct-" + strings.ToLower(rand.Text()[:6]) + ".txt"
+	content := base64.StdEncoding.EncodeToString([]byte("direct\n"))
+	write := func(body map[string]any) map[string]any {
+		body["content"], body["message"] = content, "direct write"
+		return map[string]any{"owner": owner, "repo": name, "filepath": file, "body": body}
+	}
+	path := "/repos/" + g.Repo + "/contents/" + file
+	author := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", effectTools)
+	wantDenied(t, author, "repoCreateFile", "POST", path, write(map[string]any{}), "gitea.pr.merge", `lands on "main", the default branch of "`+g.Repo+`"`)
+	wantDenied(t, author, "repoCreateFile", "POST", path, write(map[string]any{"branch": "feature/x", "new_branch": "main"}), "gitea.pr.merge", "landing code without review")
+	if status, _, _, _ := g.api("alice", "GET", path+"?ref=main", nil); status != http.StatusNotFound {
+		t.Fatalf("a refused write reached main: GET %s status %d", path, status)
+	}
+	if res, isErr := author.callTool("repoCreateFile", write(map[string]any{"new_branch": "e2e/" + file})); isErr {
+		t.Errorf("a write to a new branch under gitea-author: %v", res)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"direct-author","allow_default_branch_writes":true,
+		"allowed_operations":["gitea.read","gitea.repo.commit"],"forbidden_operations":["gitea.pr.merge"]}]}`), 0o600)
+	direct := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=direct-author", "GITEA_MCP_CONFIG="+config, effectTools)
+	if res, isErr := direct.callTool("gitea_api_request", map[string]any{"method": "POST", "path": path, "body": write(map[string]any{"branch": "main"})["body"]}); isErr {
+		t.Errorf("a write to main with allow_default_branch_writes: %v", res)
+	}
+	if status, _, _, _ := g.api("alice", "GET", path+"?ref=main", nil); status != http.StatusOK {
+		t.Errorf("the allowed write is not on main: status %d", status)
+	}
+}

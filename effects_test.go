@@ -1,0 +1,230 @@
+package main
+
+// Tests of the permissions that follow from a write's effects and of the
+// repository allowlist on every repository a request touches or reveals.
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// docBodies returns the body properties of every operation of the document, by operationId.
+var docBodies = sync.OnceValues(func() (map[string]map[string]*Schema, error) {
+	ops, err := parseOpenAPI(embeddedOpenAPI)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]map[string]*Schema{}
+	for _, op := range ops {
+		s, err := op.inputSchema()
+		if err != nil {
+			return nil, err
+		}
+		if body := s.Properties["body"]; body != nil {
+			m[op.ID] = body.Properties
+		}
+	}
+	return m, nil
+})
+
+// allBut returns a compiled profile granting every canonical operation but perm ("" = none).
+func allBut(t testing.TB, perm string, repos ...string) *profile {
+	p := &profile{Name: "all-but", Repositories: repos}
+	if perm != "" {
+		p.ForbiddenOperations = []string{perm}
+	}
+	for _, op := range canonicalOps {
+		p.AllowedOperations = append(p.AllowedOperations, op.name)
+	}
+	return compiled(t, p)
+}
+
+func TestEffectRules(t *testing.T) {
+	ops := docOps(t)
+	bodies, err := docBodies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range effectRules {
+		if !isCanonical[r.perm] || len(r.examples) == 0 || r.why == "" {
+			t.Errorf("effect %s: permission %q, %d examples, why %q", r.field, r.perm, len(r.examples), r.why)
+		}
+		p := allBut(t, r.perm)
+		for _, id := range r.ids {
+			if _, ok := bodies[id][r.field]; !ok {
+				t.Errorf("effect %s: not a body property of %s", r.field, id)
+			}
+			for _, ex := range r.examples {
+				args := map[string]any{"body": ex.body}
+				d := decide(p, "root", "t", ops[id], args, nil)
+				if r.matches(id, args) != ex.match || d.Allowed == ex.match || ex.match && d.RequiredPermission != r.perm {
+					t.Errorf("effect %s: %s with %v: matches %v, decision %+v; want match %v", r.field, id, ex.body, r.matches(id, args), d, ex.match)
+				}
+			}
+		}
+	}
+	// A value beside the body, never sent, is judged too.
+	if !effectRules[0].matches("repoMergePullRequest", map[string]any{"force_merge": true, "body": map[string]any{"do": "merge"}}) {
+		t.Error("force_merge beside the body is not judged")
+	}
+}
+
+func TestLandingBranch(t *testing.T) {
+	tests := []struct {
+		id     string
+		args   map[string]any
+		params map[string]string
+		branch string
+		lands  bool
+	}{
+		{"repoCreateFile", map[string]any{"body": map[string]any{"content": "eA=="}}, nil, "", true},
+		{"repoUpdateFile", map[string]any{"body": map[string]any{"branch": "main"}}, nil, "main", true},
+		{"repoDeleteFile", map[string]any{"body": map[string]any{"branch": "main", "new_branch": "topic"}}, nil, "topic", true},
+		{"repoChangeFiles", map[string]any{"body": map[string]any{"branch": "", "new_branch": ""}}, nil, "", true},
+		{"repoApplyDiffPatch", map[string]any{"body": map[string]any{"new_branch": "refs/heads/main"}}, nil, "main", true},
+		{"repoUpdateBranch", map[string]any{"body": map[string]any{"new_commit_id": "abc"}}, map[string]string{"branch": "main"}, "main", true},
+		{"repoMergeUpstream", map[string]any{"body": map[string]any{}}, nil, "", true},
+		{"repoMergeUpstream", map[string]any{"body": map[string]any{"branch": "dev"}}, nil, "dev", true},
+		{"repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "main"}}, nil, "", false},
+	}
+	ops := docOps(t)
+	for _, tt := range tests {
+		if _, ok := ops[tt.id]; !ok {
+			t.Errorf("unknown operation %s", tt.id)
+		}
+		branch, lands := landingBranch(tt.id, tt.args, tt.params)
+		if branch != tt.branch || lands != tt.lands {
+			t.Errorf("landingBranch(%s, %v) = %q, %v; want %q, %v", tt.id, tt.args, branch, lands, tt.branch, tt.lands)
+		}
+	}
+	for id := range landsOn {
+		if _, ok := ops[id]; !ok {
+			t.Errorf("landsOn: unknown operation %s", id)
+		}
+	}
+}
+
+func TestRepoTargets(t *testing.T) {
+	ops := docOps(t)
+	bodies, err := docBodies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]string{"owner": "acme", "repo": "app", "org": "acme", "username": "acme", "template_owner": "acme", "template_repo": "tpl", "index": "1"}
+	tests := []struct {
+		id     string
+		body   map[string]any
+		target string // "" = allowed under acme/*
+	}{
+		{"repoTransfer", map[string]any{"new_owner": "acme"}, ""},
+		{"repoTransfer", map[string]any{"new_owner": "bob"}, "bob/app"},
+		{"repoEdit", map[string]any{"description": "x"}, ""},
+		{"repoEdit", map[string]any{"name": "app2"}, ""},
+		{"createFork", map[string]any{}, "bot/app"},
+		{"createFork", map[string]any{"organization": "acme", "name": "fork"}, ""},
+		{"createFork", map[string]any{"organization": "other"}, "other/app"},
+		{"generateRepo", map[string]any{"owner": "acme", "name": "new"}, ""},
+		{"generateRepo", map[string]any{"owner": "bob", "name": "new"}, "bob/new"},
+		{"repoMigrate", map[string]any{"repo_owner": "acme", "repo_name": "m", "clone_addr": "https://x"}, ""},
+		{"repoMigrate", map[string]any{"repo_name": "m", "clone_addr": "https://x"}, "bot/m"},
+		{"createCurrentUserRepo", map[string]any{"name": "mine"}, "bot/mine"},
+		{"createOrgRepo", map[string]any{"name": "new"}, ""},
+		{"createOrgRepoDeprecated", map[string]any{"name": "new"}, ""},
+		{"adminCreateRepo", map[string]any{"name": "new"}, ""},
+		{"adminCreateRepo", map[string]any{}, "acme/"},
+		{"issueCreateIssueDependencies", map[string]any{"owner": "acme", "repo": "lib", "index": 3}, ""},
+		{"issueCreateIssueDependencies", map[string]any{"owner": "bob", "repo": "demo-fork", "index": 3}, "bob/demo-fork"},
+		{"issueRemoveIssueDependencies", map[string]any{"index": 3}, "/"},
+		{"issueCreateIssueBlocking", map[string]any{"owner": "bob", "repo": "x", "index": 1}, "bob/x"},
+		{"issueRemoveIssueBlocking", map[string]any{"owner": "acme", "repo": "x", "index": 1}, ""},
+	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		covered[tt.id] = true
+		p := allBut(t, "gitea.admin.system", "acme/*")
+		d := decide(p, "bot", "t", ops[tt.id], map[string]any{"body": tt.body}, params)
+		if d.Allowed != (tt.target == "") || tt.target != "" && !strings.Contains(d.Reason, `"`+tt.target+`", outside the repositories`) {
+			t.Errorf("%s with %v: %+v; want target %q", tt.id, tt.body, d, tt.target)
+		}
+	}
+	for _, rt := range repoTargets {
+		for _, id := range rt.ids {
+			if !covered[id] {
+				t.Errorf("repoTargets: %s has no example", id)
+			}
+			for _, f := range append(rt.owner, rt.name...) {
+				_, inBody := bodies[id][f]
+				if !inBody && f != "@" && !strings.Contains(ops[id].Route, f) {
+					t.Errorf("repoTargets: %s names %q, neither a body property nor a path parameter", id, f)
+				}
+			}
+		}
+	}
+}
+
+// TestRepoFreeRoutes lists every operation whose path names no single
+// repository: under repositories each is denied, unless repoFree lists it
+// with its reason (or repoTargets judges the repository its body names).
+func TestRepoFreeRoutes(t *testing.T) {
+	ops := docOps(t)
+	owner := allBut(t, "", "alice/demo")
+	var free, denied []string
+	for _, op := range ops {
+		named := false
+		for _, rp := range repoParams {
+			named = named || strings.Contains(op.Route, rp.owner) && strings.Contains(op.Route, rp.repo)
+		}
+		if named {
+			continue
+		}
+		d := decide(owner, "alice", "t", op, nil, map[string]string{})
+		reason, listed := repoFree[op.ID]
+		switch {
+		case listed && (!d.Allowed || reason == ""):
+			t.Errorf("%s %s (%s) is in repoFree (%q) but %+v", op.Method, op.Route, op.ID, reason, d)
+		case listed:
+			free = append(free, op.ID)
+		case d.Allowed || !strings.Contains(d.Reason, op.Route) && !strings.Contains(d.Reason, "outside the repositories"):
+			t.Errorf("%s %s (%s) names no repository and is not denied with a reason naming it: %+v", op.Method, op.Route, op.ID, d)
+		default:
+			denied = append(denied, op.ID)
+		}
+	}
+	for id := range repoFree {
+		if _, ok := ops[id]; !ok {
+			t.Errorf("repoFree: unknown operation %s", id)
+		}
+	}
+	for _, id := range []string{"repoGetByID", "repoSearch", "issueSearchIssues", "userListRepos", "userCurrentListRepos", "orgListRepos",
+		"orgListTeamRepos", "notifyGetList", "userListActivityFeeds", "orgListActivityFeeds", "adminUnadoptedList", "topicSearch", "listPackages"} {
+		if !strings.Contains(" "+strings.Join(denied, " ")+" ", " "+id+" ") {
+			t.Errorf("%s is not denied under repositories", id)
+		}
+	}
+	t.Logf("%d routes name no repository: %d listed free, %d denied", len(free)+len(denied), len(free), len(denied))
+}
+
+func TestProfileFlagsDerived(t *testing.T) {
+	cfg, err := parseProfiles([]byte(`{"profiles": [{"profile_name": "plain", "allowed_operations": ["gitea.read", "gitea.pr.create", "gitea.repo.commit"]},
+		{"profile_name": "said", "allowed_operations": ["gitea.read"], "can_merge_prs": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := func(p *profile) []bool {
+		return []bool{can(p.CanApprovePRs), can(p.CanMergePRs), can(p.CanPushBranches), can(p.CanMutateIssues), can(p.CanAuthorImplPRs)}
+	}
+	for name, want := range map[string][]bool{
+		"plain":           {false, false, true, false, true},
+		"said":            {false, true, false, false, false},
+		"gitea-reviewer":  {true, false, false, false, false},
+		"gitea-owner":     {true, true, true, true, true},
+		"prgs-reconciler": {false, false, false, true, false},
+	} {
+		if diff := cmp.Diff(want, flags(cfg.profiles[name])); diff != "" {
+			t.Errorf("%s: can_* flags mismatch (-want +got):\n%s", name, diff)
+		}
+	}
+}
