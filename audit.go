@@ -1,14 +1,24 @@
 package main
 
 // Audit log (GITEA_AUDIT_LOG): one JSON line per mutation attempt, allowed or
-// denied. Each line carries prev, the hex SHA-256 of the previous line's bytes,
-// so editing, inserting or removing a line breaks the chain (verifyAudit).
-// The chain is tamper-evident, not tamper-proof: whoever can rewrite the whole
-// file can recompute it, and truncating the tail is not detected.
+// refused, wherever it was refused. Each line ends with mac, computed over
+// the line without it; the line carries prev, the previous line's mac, so
+// each mac seals its line and every line before it.
+//
+// With GITEA_AUDIT_KEY (or GITEA_AUDIT_KEY_FILE) mac is HMAC-SHA256 under a
+// key that moves forward after every line, key' = HMAC(key, "next"), the old
+// key forgotten (as systemd-journald's Forward Secure Sealing): a running
+// server that is taken over cannot rewrite what it already logged, and only
+// the initial key verifies the log. Without a key mac is plain SHA-256: it
+// catches accidents, not someone who can rewrite the file and recompute it.
+// The server reports the chain's head (line count and last mac) at exit and
+// in gitea_get_profile; -verify-audit given that head also sees a dropped tail.
 
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,7 +35,7 @@ import (
 // auditGenesis is the prev of the first line.
 var auditGenesis = strings.Repeat("0", 64)
 
-// maxAuditLine bounds one line, for reading the tail and for verifyAudit.
+// maxAuditLine bounds one line read back by openAudit and verifyAudit.
 const maxAuditLine = 1 << 20
 
 // auditEntry is one audit line. It has no field that could hold a token.
@@ -41,17 +52,21 @@ type auditEntry struct {
 	Method             string `json:"method"`
 	Path               string `json:"path"`     // relative API path; record drops any scheme, host and query
 	Decision           string `json:"decision"` // allowed or denied
+	Rule               string `json:"rule"`     // who decided: policy, infra_stop, argument validation, a workflow gate
 	Reason             string `json:"reason"`
 	Status             int    `json:"status"` // Gitea's HTTP status, 0 when the request was not sent
-	Prev               string `json:"prev"`   // set by record
+	Prev               string `json:"prev"`   // set by record; the line's mac follows it
 }
 
 // auditEntryFor fills an audit entry from a policy decision; status is Gitea's (0 if not sent).
 func auditEntryFor(d decision, p *profile, sudo, method, path string, status int) auditEntry {
 	e := auditEntry{Profile: d.Profile, Login: d.Identity, Sudo: sudo, Tool: d.Tool, Action: d.Action, Operation: d.Operation,
-		RequiredPermission: d.RequiredPermission, Method: method, Path: path, Decision: "denied", Reason: d.Reason, Status: status}
+		RequiredPermission: d.RequiredPermission, Method: method, Path: path, Decision: "denied", Rule: "policy", Reason: d.Reason, Status: status}
 	if d.Allowed {
 		e.Decision = "allowed"
+	}
+	if d.Infra {
+		e.Rule = "infra_stop"
 	}
 	if p != nil {
 		e.AuditLabel = p.AuditLabel
@@ -59,20 +74,202 @@ func auditEntryFor(d decision, p *profile, sudo, method, path string, status int
 	return e
 }
 
-// auditLog appends hash-chained entries to one file. A nil *auditLog records nothing.
-// One process writes a file; each line is written with one write and synced.
-type auditLog struct {
-	mu   sync.Mutex
-	f    *os.File
-	prev string           // hex SHA-256 of the last line
-	err  error            // sticky: after a failed write the chain cannot continue safely
-	now  func() time.Time // clock, replaced in tests
+// auditHead is where a chain ends: its line count and last mac.
+type auditHead struct {
+	Lines int
+	MAC   string
 }
 
-// openAudit opens path for appending ("" = no audit log, a nil *auditLog) and
-// continues the chain from its last line. A file not ending in a newline is
-// refused: its last line is incomplete.
-func openAudit(path string) (*auditLog, error) {
+// String is the head as -audit-head takes it: COUNT:MAC.
+func (h auditHead) String() string { return strconv.Itoa(h.Lines) + ":" + h.MAC }
+
+// parseAuditHead reads COUNT:MAC.
+func parseAuditHead(s string) (auditHead, error) {
+	count, mac, _ := strings.Cut(s, ":")
+	n, err := strconv.Atoi(count)
+	if _, herr := hex.DecodeString(mac); err != nil || n < 0 || herr != nil || len(mac) != 64 {
+		return auditHead{}, fmt.Errorf("audit head %q: want COUNT:MAC, the line count and the 64 hex digits of the last mac", s)
+	}
+	return auditHead{n, strings.ToLower(mac)}, nil
+}
+
+// auditChain is a chain's running state: its head and the key of the next
+// line (nil without a key). The key moves forward with every line sealed.
+type auditChain struct {
+	head auditHead
+	key  []byte
+}
+
+// newAuditChain starts a chain at the genesis; a key is copied, never kept.
+func newAuditChain(key []byte) *auditChain {
+	c := &auditChain{head: auditHead{MAC: auditGenesis}}
+	if key != nil {
+		c.key = bytes.Clone(key)
+	}
+	return c
+}
+
+// mac is the mac of one line's content under the chain's current key.
+func (c *auditChain) mac(content []byte) string {
+	if c.key == nil {
+		sum := sha256.Sum256(content)
+		return hex.EncodeToString(sum[:])
+	}
+	m := hmac.New(sha256.New, c.key)
+	m.Write(content)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// advance makes mac the chain's head and moves the key forward, overwriting
+// the old one: the key of a line sealed is gone.
+func (c *auditChain) advance(mac string) {
+	c.head = auditHead{c.head.Lines + 1, mac}
+	if c.key != nil {
+		m := hmac.New(sha256.New, c.key)
+		m.Write([]byte("next"))
+		clear(c.key)
+		c.key = m.Sum(c.key[:0])
+	}
+}
+
+// auditMACPrefix starts how a sealed line ends; auditMACLen is that ending's length: ,"mac":"<64 hex digits>"}.
+const auditMACPrefix, auditMACLen = `,"mac":"`, len(`,"mac":""}`) + 64
+
+// seal returns the line for content (a JSON object whose prev is the head's
+// mac) with its mac appended; the chain advances once the line is written.
+func (c *auditChain) seal(content []byte) (line []byte, mac string) {
+	mac = c.mac(content)
+	return append(content[:len(content)-1:len(content)-1], auditMACPrefix+mac+`"}`+"\n"...), mac
+}
+
+// check verifies the next line of a log against the chain and advances it;
+// the error names the line and what is wrong with it.
+func (c *auditChain) check(line []byte) error {
+	n := c.head.Lines + 1
+	i := len(line) - auditMACLen
+	if i < 1 || !bytes.HasPrefix(line[i:], []byte(auditMACPrefix)) || !bytes.HasSuffix(line, []byte(`"}`)) {
+		return fmt.Errorf("line %d: does not end with its mac", n)
+	}
+	mac := string(line[i+len(auditMACPrefix) : len(line)-2])
+	content := append(line[:i:i], '}')
+	var e struct {
+		Prev *string `json:"prev"`
+	}
+	if err := json.Unmarshal(content, &e); err != nil {
+		return fmt.Errorf("line %d: not a json object: %v", n, err)
+	}
+	if !hmac.Equal([]byte(mac), []byte(c.mac(content))) {
+		if c.key != nil {
+			return fmt.Errorf("line %d: mac does not match: the line was changed, or the log was not written with this GITEA_AUDIT_KEY", n)
+		}
+		return fmt.Errorf("line %d: mac does not match the sha-256 of the line: the line was changed (or the log was written with a GITEA_AUDIT_KEY)", n)
+	}
+	switch {
+	case e.Prev == nil:
+		return fmt.Errorf("line %d: no prev field", n)
+	case *e.Prev != c.head.MAC && n == 1:
+		return fmt.Errorf("line 1: prev is not %d zeros: the log does not start here (lines were removed before it)", len(auditGenesis))
+	case *e.Prev != c.head.MAC:
+		return fmt.Errorf("line %d: prev is not the mac of line %d: lines were removed, inserted or reordered between them", n, n-1)
+	}
+	c.advance(mac)
+	return nil
+}
+
+// verifyAudit checks a log from its first line with key (nil: a log written
+// without one) and returns the head of its valid part; the error names the
+// first line that fails. Given the head the server reported (want), it also
+// reports a log that ends before that head or differs at it.
+func verifyAudit(r io.Reader, key []byte, want *auditHead) (auditHead, error) {
+	c := newAuditChain(key)
+	defer clear(c.key)
+	err := c.walk(r, want)
+	return c.head, err
+}
+
+// walk checks every line of r, advancing the chain, then the head against want.
+func (c *auditChain) walk(r io.Reader, want *auditHead) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), maxAuditLine)
+	sc.Split(splitAuditLines)
+	atHead := func() error {
+		if want != nil && c.head.Lines == want.Lines && c.head.MAC != want.MAC {
+			return fmt.Errorf("line %d: its mac is not the head's %s: the log was rewritten up to that line", want.Lines, want)
+		}
+		return nil
+	}
+	if err := atHead(); err != nil {
+		return err
+	}
+	for sc.Scan() {
+		if err := c.check(sc.Bytes()); err != nil {
+			return err
+		}
+		if err := atHead(); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("line %d: %w", c.head.Lines+1, err)
+	}
+	if want != nil && c.head.Lines < want.Lines {
+		return fmt.Errorf("the log ends at line %d, but its head was line %d: lines were dropped from the end", c.head.Lines, want.Lines)
+	}
+	return nil
+}
+
+// splitAuditLines is bufio.ScanLines without dropping '\r' and with a final
+// line lacking its newline reported as an error.
+func splitAuditLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return 0, nil, errors.New("incomplete line: no newline at the end")
+	}
+	return 0, nil, nil
+}
+
+// loadAuditKey reads GITEA_AUDIT_KEY or the file GITEA_AUDIT_KEY_FILE names:
+// 32 random bytes, hex or base64; nil when neither is set. Errors never echo
+// the key.
+func loadAuditKey(getenv func(string) string) ([]byte, error) {
+	s, file := getenv("GITEA_AUDIT_KEY"), getenv("GITEA_AUDIT_KEY_FILE")
+	name := "GITEA_AUDIT_KEY"
+	switch {
+	case s != "" && file != "":
+		return nil, errors.New("GITEA_AUDIT_KEY and GITEA_AUDIT_KEY_FILE are both set; set one")
+	case file != "":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("GITEA_AUDIT_KEY_FILE: %w", err)
+		}
+		s, name = strings.TrimSpace(string(data)), "GITEA_AUDIT_KEY_FILE"
+	case s == "":
+		return nil, nil
+	}
+	key, err := parseOAuthKey(s) // the same form as MCP_OAUTH_KEY
+	if err != nil {
+		return nil, fmt.Errorf("%s: want 32 random bytes, base64 or hex (openssl rand -base64 32)", name)
+	}
+	return key, nil
+}
+
+// auditLog appends sealed lines to one file. A nil *auditLog records nothing.
+// One process writes a file; each line is written with one write and synced.
+type auditLog struct {
+	mu    sync.Mutex
+	f     *os.File
+	chain *auditChain
+	err   error            // sticky: after a failed write the chain cannot continue safely
+	now   func() time.Time // clock, replaced in tests
+}
+
+// openAudit opens path for appending ("" = no audit log, a nil *auditLog).
+// It verifies every line already there with key, which also brings the key
+// forward to the next line's; a log that does not verify is refused, since a
+// chain cannot continue from a broken or foreign one.
+func openAudit(path string, key []byte) (*auditLog, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -80,53 +277,13 @@ func openAudit(path string) (*auditLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	prev, err := lastLineHash(f)
-	if err != nil {
+	c := newAuditChain(key)
+	if err := c.walk(io.NewSectionReader(f, 0, 1<<62), nil); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("audit log %q: %w", path, err)
+		clear(c.key)
+		return nil, fmt.Errorf("audit log %q does not verify, so it cannot be continued: %w; move it aside (keep it as evidence) and start a new one", path, err)
 	}
-	return &auditLog{f: f, prev: prev, now: time.Now}, nil
-}
-
-// lastLineHash returns the hex SHA-256 of the last line of f, auditGenesis if f is empty.
-func lastLineHash(f *os.File) (string, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	end := st.Size()
-	if end == 0 {
-		return auditGenesis, nil
-	}
-	var last [1]byte
-	if _, err := f.ReadAt(last[:], end-1); err != nil {
-		return "", err
-	}
-	if last[0] != '\n' {
-		return "", errors.New("the last line is incomplete; check the file with -verify-audit")
-	}
-	end-- // the newline
-	start, buf := end, make([]byte, 4096)
-	for start > 0 && end-start <= maxAuditLine {
-		n := min(int64(len(buf)), start)
-		if _, err := f.ReadAt(buf[:n], start-n); err != nil {
-			return "", err
-		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			start -= n - int64(i) - 1
-			break
-		}
-		start -= n
-	}
-	if end-start > maxAuditLine {
-		return "", fmt.Errorf("the last line is longer than %d bytes", maxAuditLine)
-	}
-	line := make([]byte, end-start)
-	if _, err := f.ReadAt(line, start); err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(line)
-	return hex.EncodeToString(sum[:]), nil
+	return &auditLog{f: f, chain: c, now: time.Now}, nil
 }
 
 // failed returns the error that stopped the log, or nil.
@@ -139,8 +296,15 @@ func (a *auditLog) failed() error {
 	return a.err
 }
 
-// record appends e, stamped with the time and the chain link. After a failed
-// write every later record fails too, so the caller can stop mutating.
+// head returns the chain's head and whether the log is keyed.
+func (a *auditLog) head() (auditHead, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.chain.head, a.chain.key != nil
+}
+
+// record appends e, stamped with the time and sealed. After a failed write
+// every later record fails too, so the caller can stop mutating.
 func (a *auditLog) record(e auditEntry) error {
 	if a == nil {
 		return nil
@@ -155,12 +319,13 @@ func (a *auditLog) record(e auditEntry) error {
 	}
 	e.Time = a.now().UTC().Format(time.RFC3339Nano)
 	e.Path = relativePath(e.Path)
-	e.Prev = a.prev
-	line, err := json.Marshal(e)
+	e.Prev = a.chain.head.MAC
+	content, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	if _, err := a.f.Write(append(line, '\n')); err != nil {
+	line, mac := a.chain.seal(content)
+	if _, err := a.f.Write(line); err != nil {
 		a.err = fmt.Errorf("audit: %w", err)
 		return a.err
 	}
@@ -168,8 +333,7 @@ func (a *auditLog) record(e auditEntry) error {
 		a.err = fmt.Errorf("audit: %w", err)
 		return a.err
 	}
-	sum := sha256.Sum256(line)
-	a.prev = hex.EncodeToString(sum[:])
+	a.chain.advance(mac)
 	return nil
 }
 
@@ -187,57 +351,92 @@ func relativePath(p string) string {
 	return p
 }
 
-// close closes the file; a nil *auditLog has nothing to close.
+// close closes the file and forgets the key; a nil *auditLog has nothing to close.
 func (a *auditLog) close() error {
 	if a == nil {
 		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	clear(a.chain.key)
 	return a.f.Close()
 }
 
-// verifyAudit checks the chain of an audit log and returns the number of valid
-// lines before the first broken link, whose line number the error names.
-func verifyAudit(r io.Reader) (lines int, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), maxAuditLine)
-	sc.Split(splitAuditLines)
-	prev := auditGenesis
-	for sc.Scan() {
-		line := sc.Bytes()
-		var e struct {
-			Prev *string `json:"prev"`
-		}
-		n := lines + 1
-		switch err := json.Unmarshal(line, &e); {
-		case err != nil:
-			return lines, fmt.Errorf("line %d: not a json object: %v", n, err)
-		case e.Prev == nil:
-			return lines, fmt.Errorf("line %d: no prev field", n)
-		case *e.Prev != prev && n == 1:
-			return lines, fmt.Errorf("line 1: prev is not %d zeros: the log does not start here (lines were removed before it)", len(auditGenesis))
-		case *e.Prev != prev:
-			return lines, fmt.Errorf("line %d: prev does not match the sha-256 of line %d: line %d was changed, or lines were removed or inserted between them", n, n-1, n-1)
-		}
-		sum := sha256.Sum256(line)
-		prev = hex.EncodeToString(sum[:])
-		lines = n
+// audited writes one audit line with the active profile and the caller's
+// identity. Every mutation attempt goes through here: the executor's
+// decisions (record) and the refusals before it (refuse). A failure to write
+// is reported on stderr; later mutations then stop (infra_stop).
+func (x *executor) audited(ctx context.Context, e auditEntry) {
+	prof, c := x.active(ctx)
+	if prof != nil {
+		e.Profile, e.AuditLabel = prof.Name, prof.AuditLabel
 	}
-	if err := sc.Err(); err != nil {
-		return lines, fmt.Errorf("line %d: %w", lines+1, err)
+	c.mu.Lock()
+	e.Sudo = c.sudo
+	if e.Login == "" {
+		e.Login = c.login
 	}
-	return lines, nil
+	c.mu.Unlock()
+	if err := x.audit.record(e); err != nil {
+		fmt.Fprintf(os.Stderr, "giteamcp: audit log: %v\n", err)
+	}
 }
 
-// splitAuditLines is bufio.ScanLines without dropping '\r' and with a final
-// line lacking its newline reported as an error.
-func splitAuditLines(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i], nil
+// refusal is a mutation refused before the executor's policy decision: by
+// argument validation or a workflow gate (rule), for reason. op is the
+// operation that would have been sent, with args; when it is not known, the
+// raw tool's method and path stand in.
+type refusal struct {
+	tool, action string
+	op           *operation
+	args         map[string]any
+	method, path string
+	rule, reason string
+}
+
+// refuse audits a refused mutation; a refused read is not audited.
+func (x *executor) refuse(ctx context.Context, r refusal) {
+	e := auditEntry{Tool: r.tool, Action: r.action, Method: strings.ToUpper(r.method), Path: r.path, Decision: "denied", Rule: r.rule, Reason: r.reason}
+	if r.op != nil {
+		perm, _ := resolvePermission(opInfo{ID: r.op.ID, Method: r.op.Method, Route: r.op.Route}, r.args)
+		if perm == permRead {
+			return
+		}
+		e.Operation, e.RequiredPermission, e.Method, e.Path = r.op.ID, perm, r.op.Method, r.op.Route
+		params := map[string]string{}
+		r.op.inputSchema() // reads the parameters
+		for _, p := range r.op.params {
+			if v, ok := r.args[p.Name]; ok && p.In == "path" {
+				params[p.Name] = scalar(v)
+			}
+		}
+		if x.routes != nil {
+			if p, err := x.routes().expand(r.op.routeSpec(), params); err == nil {
+				e.Path = p
+			}
+		}
+	} else if e.Method == "GET" {
+		return
 	}
-	if atEOF && len(data) > 0 {
-		return 0, nil, errors.New("incomplete line: no newline at the end")
+	x.audited(ctx, e)
+}
+
+// refuseArgs audits a tool call whose arguments failed validation, when the
+// call could have written: the operation is the tool's own, the one
+// gitea_call_operation names, or the route gitea_api_request gives.
+func (s *server) refuseArgs(ctx context.Context, t *tool, args map[string]any, err error) {
+	if t.readOnly {
+		return
 	}
-	return 0, nil, nil
+	r := refusal{tool: t.name, op: t.op, args: args, rule: "argument validation", reason: err.Error()}
+	switch t.name {
+	case "gitea_call_operation":
+		id, _ := args["operation"].(string)
+		r.op, _ = s.cat.operation(id)
+		r.args, _ = args["arguments"].(map[string]any)
+	case "gitea_api_request":
+		r.method, _ = args["method"].(string)
+		r.path, _ = args["path"].(string)
+	}
+	s.exec.refuse(ctx, r)
 }

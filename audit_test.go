@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,10 +26,15 @@ func testClock() time.Time {
 	return time.Date(2026, 10, 14, 12, 0, 0, 5e8, time.FixedZone("CEST", 2*3600))
 }
 
-// openTestAudit opens path with the fixed clock.
-func openTestAudit(t testing.TB, path string) *auditLog {
+// auditTestKey is a GITEA_AUDIT_KEY for tests (hex), and auditKeyBytes its bytes.
+const auditTestKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
+var auditKeyBytes, _ = hex.DecodeString(auditTestKey)
+
+// openTestAudit opens path with key (nil: unkeyed) and the fixed clock.
+func openTestAudit(t testing.TB, path string, key []byte) *auditLog {
 	t.Helper()
-	a, err := openAudit(path)
+	a, err := openAudit(path, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,118 +42,326 @@ func openTestAudit(t testing.TB, path string) *auditLog {
 	return a
 }
 
-// writeChain records n entries to a new file in dir and returns its lines.
-func writeChain(t testing.TB, n int) []string {
+// writeChain records n entries with key to a new file and returns its lines
+// and the head.
+func writeChain(t testing.TB, n int, key []byte) ([]string, auditHead) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	a := openTestAudit(t, path)
+	a := openTestAudit(t, path, key)
 	for i := range n {
 		if err := a.record(auditEntry{Tool: fmt.Sprintf("tool%d", i), Decision: "denied"}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	head, _ := a.head()
 	a.close()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.SplitAfter(string(data), "\n")[:n]
+	return strings.SplitAfter(string(data), "\n")[:n], head
+}
+
+// resealed recomputes the chain of lines (the mac of each, in order) with key,
+// as someone who edited them would.
+func resealed(lines []string, key []byte) []string {
+	c := newAuditChain(key)
+	var out []string
+	for _, l := range lines {
+		content := l[:len(l)-1-auditMACLen] + "}"
+		content = regexp.MustCompile(`"prev":"[0-9a-f]{64}"`).ReplaceAllString(content, `"prev":"`+c.head.MAC+`"`)
+		line, mac := c.seal([]byte(content))
+		c.advance(mac)
+		out = append(out, string(line))
+	}
+	return out
 }
 
 func TestAuditChainAcrossReopen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.log")
-	d := decision{Allowed: true, Tool: "gitea_merge_pr", Operation: "repoMergePullRequest", RequiredPermission: "gitea.pr.merge", Profile: "gitea-merger", Identity: "mia", Reason: "gitea.pr.merge is allowed by gitea-merger"}
-	long := auditEntry{Decision: "denied", Reason: strings.Repeat("r", 10000)} // the tail spans several reads
-	for round := range 3 {
-		a := openTestAudit(t, path)
-		a.record(auditEntryFor(d, builtin(t, "gitea-merger"), "", "POST", "https://git.example/api/v1/repos/o/r/pulls/1/merge?token=x", 200))
-		a.record(long)
-		if err := a.close(); err != nil {
-			t.Fatalf("round %d: %v", round, err)
+	for _, key := range [][]byte{nil, auditKeyBytes} {
+		path := filepath.Join(t.TempDir(), "audit.log")
+		d := decision{Allowed: true, Tool: "gitea_merge_pr", Operation: "repoMergePullRequest", RequiredPermission: "gitea.pr.merge", Profile: "gitea-merger", Identity: "mia", Reason: "gitea.pr.merge is allowed by gitea-merger"}
+		long := auditEntry{Decision: "denied", Reason: strings.Repeat("r", 10000)}
+		var head auditHead
+		for round := range 3 {
+			a := openTestAudit(t, path, key)
+			a.record(auditEntryFor(d, builtin(t, "gitea-merger"), "", "POST", "https://git.example/api/v1/repos/o/r/pulls/1/merge?token=x", 200))
+			a.record(long)
+			head, _ = a.head()
+			if err := a.close(); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
 		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := verifyAudit(bytes.NewReader(data)); n != 6 || err != nil {
-		t.Fatalf("verifyAudit = %d, %v; want 6, nil", n, err)
-	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	var got map[string]any
-	if err := json.Unmarshal([]byte(first), &got); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{"time": "2026-10-14T10:00:00.5Z", "profile": "gitea-merger", "audit_label": "gitea-merger", "login": "mia", "sudo": "",
-		"tool": "gitea_merge_pr", "operation": "repoMergePullRequest", "required_permission": "gitea.pr.merge", "method": "POST",
-		"path": "/api/v1/repos/o/r/pulls/1/merge", "decision": "allowed", "reason": "gitea.pr.merge is allowed by gitea-merger",
-		"status": 200.0, "prev": auditGenesis}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("first line mismatch (-want +got):\n%s", diff)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := verifyAudit(bytes.NewReader(data), key, &head); got != head || head.Lines != 6 || err != nil {
+			t.Fatalf("key %v: verifyAudit = %v, %v; want %v, nil", key != nil, got, err, head)
+		}
+		first, _, _ := strings.Cut(string(data), "\n")
+		var got map[string]any
+		if err := json.Unmarshal([]byte(first), &got); err != nil {
+			t.Fatal(err)
+		}
+		mac, _ := got["mac"].(string)
+		delete(got, "mac")
+		want := map[string]any{"time": "2026-10-14T10:00:00.5Z", "profile": "gitea-merger", "audit_label": "gitea-merger", "login": "mia", "sudo": "",
+			"tool": "gitea_merge_pr", "operation": "repoMergePullRequest", "required_permission": "gitea.pr.merge", "method": "POST",
+			"path": "/api/v1/repos/o/r/pulls/1/merge", "decision": "allowed", "rule": "policy", "reason": "gitea.pr.merge is allowed by gitea-merger",
+			"status": 200.0, "prev": auditGenesis}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("first line mismatch (-want +got):\n%s", diff)
+		}
+		if len(mac) != 64 {
+			t.Errorf("mac %q", mac)
+		}
 	}
 }
 
 func TestVerifyAudit(t *testing.T) {
-	lines := writeChain(t, 5)
-	join := func(ls ...string) string { return strings.Join(ls, "") }
-	edited := strings.Replace(lines[2], "tool2", "tool9", 1)
-	tests := []struct {
-		name, log string
-		lines     int
-		err       string
-	}{
-		{"intact", join(lines...), 5, ""},
-		{"empty", "", 0, ""},
-		{"middle line changed", join(lines[0], lines[1], edited, lines[3], lines[4]), 3, "line 4: prev does not match the sha-256 of line 3: line 3 was changed"},
-		{"middle line deleted", join(lines[0], lines[1], lines[3], lines[4]), 2, "line 3: prev does not match the sha-256 of line 2"},
-		{"first line deleted", join(lines[1:]...), 0, "line 1: prev is not 64 zeros"},
-		{"lines swapped", join(lines[0], lines[2], lines[1], lines[3], lines[4]), 1, "line 2: prev does not match"},
-		{"line inserted", join(lines[0], lines[1], lines[1], lines[2]), 2, "line 3: prev does not match"},
-		{"not json", join(lines[0], "hello\n"), 1, "line 2: not a json object"},
-		{"no prev", join(lines[0], `{"tool":"x"}`+"\n"), 1, "line 2: no prev field"},
-		{"incomplete last line", join(lines[0], strings.TrimSuffix(lines[1], "\n")), 1, "line 2: incomplete line"},
-		{"crlf", strings.ReplaceAll(join(lines[0], lines[1]), "\n", "\r\n"), 1, "line 2: prev does not match"},
-		{"too long", join(lines[0], strings.Repeat("x", maxAuditLine+1)+"\n"), 1, "line 2: bufio.Scanner: token too long"},
-	}
-	for _, tt := range tests {
-		n, err := verifyAudit(strings.NewReader(tt.log))
-		if n != tt.lines || !errContains(err, tt.err) {
-			t.Errorf("%s: verifyAudit = %d, %v; want %d, error containing %q", tt.name, n, err, tt.lines, tt.err)
+	key, other := auditKeyBytes, bytes.Repeat([]byte{7}, 32)
+	for _, keyed := range []bool{false, true} {
+		k := map[bool][]byte{true: key}[keyed]
+		lines, head := writeChain(t, 5, k)
+		join := func(ls ...string) string { return strings.Join(ls, "") }
+		edit := func(i int) []string {
+			out := slices.Clone(lines)
+			out[i] = strings.Replace(out[i], `"decision":"denied"`, `"decision":"allowed"`, 1)
+			return out
 		}
+		wrongHead := auditHead{5, strings.Repeat("a", 64)}
+		unkeyed := resealed(edit(4), nil) // the whole chain recomputed without a key, after an edit
+		tests := []struct {
+			name string
+			log  string
+			key  []byte
+			head *auditHead
+			want int
+			err  string
+		}{
+			{"intact", join(lines...), k, nil, 5, ""},
+			{"intact with its head", join(lines...), k, &head, 5, ""},
+			{"intact, head of an earlier line", join(lines...), k, &auditHead{2, strings.TrimSuffix(lines[1][len(lines[1])-67:], "\"}\n")}, 5, ""},
+			{"empty", "", k, nil, 0, ""},
+			{"empty with the genesis head", "", k, &auditHead{0, auditGenesis}, 0, ""},
+			{"first line changed", join(edit(0)...), k, nil, 0, "line 1: mac does not match"},
+			{"middle line changed", join(edit(2)...), k, nil, 2, "line 3: mac does not match"},
+			{"last line changed", join(edit(4)...), k, nil, 4, "line 5: mac does not match"},
+			{"tail dropped, with the head", join(lines[:3]...), k, &head, 3, "the log ends at line 3, but its head was line 5: lines were dropped from the end"},
+			{"head differs", join(lines...), k, &wrongHead, 5, "line 5: its mac is not the head's"},
+			{"first line deleted", join(lines[1:]...), k, nil, 0, map[bool]string{false: "line 1: prev is not 64 zeros", true: "line 1: mac does not match"}[keyed]},
+			{"middle line deleted", join(lines[0], lines[1], lines[3], lines[4]), k, nil, 2, map[bool]string{false: "line 3: prev is not the mac of line 2", true: "line 3: mac does not match"}[keyed]},
+			{"line inserted", join(lines[0], lines[1], lines[1], lines[2]), k, nil, 2, map[bool]string{false: "line 3: prev is not the mac of line 2", true: "line 3: mac does not match"}[keyed]},
+			{"recomputed without the key, with the head", join(unkeyed...), k, &head, map[bool]int{false: 5, true: 0}[keyed], map[bool]string{false: "line 5: its mac is not the head's", true: "line 1: mac does not match"}[keyed]},
+			{"not json", join(lines[0], "hello\n"), k, nil, 1, "line 2: does not end with its mac"},
+			{"not json, with a mac", join(lines[0], `{"x":`+lines[1][len(lines[1])-auditMACLen-1:]), k, nil, 1, "line 2: not a json object"},
+			{"incomplete last line", join(lines[0], strings.TrimSuffix(lines[1], "\n")), k, nil, 1, "line 2: incomplete line"},
+			{"crlf", strings.ReplaceAll(join(lines[0], lines[1]), "\n", "\r\n"), k, nil, 0, "line 1: does not end with its mac"},
+			{"too long", join(lines[0], strings.Repeat("x", maxAuditLine+1)+"\n"), k, nil, 1, "line 2: bufio.Scanner: token too long"},
+		}
+		if keyed {
+			tests = append(tests, []struct {
+				name string
+				log  string
+				key  []byte
+				head *auditHead
+				want int
+				err  string
+			}{
+				{"recomputed without the key", join(unkeyed...), k, nil, 0, "line 1: mac does not match: the line was changed, or the log was not written with this GITEA_AUDIT_KEY"},
+				{"another key", join(lines...), other, nil, 0, "line 1: mac does not match"},
+				{"no key", join(lines...), nil, nil, 0, "line 1: mac does not match the sha-256 of the line"},
+			}...)
+		} else {
+			tests = append(tests, []struct {
+				name string
+				log  string
+				key  []byte
+				head *auditHead
+				want int
+				err  string
+			}{
+				// Without a key, a recomputed chain verifies: only the head shows it.
+				{"recomputed, no head", join(unkeyed...), nil, nil, 5, ""},
+				{"with a key", join(lines...), key, nil, 0, "line 1: mac does not match: the line was changed, or the log was not written with this GITEA_AUDIT_KEY"},
+			}...)
+		}
+		for _, tt := range tests {
+			got, err := verifyAudit(strings.NewReader(tt.log), tt.key, tt.head)
+			if got.Lines != tt.want || !errContains(err, tt.err) || tt.err == "" && err != nil {
+				t.Errorf("keyed %v, %s: verifyAudit = %d, %v; want %d, error containing %q", keyed, tt.name, got.Lines, err, tt.want, tt.err)
+			}
+		}
+	}
+}
+
+// TestAuditKeyForwardSecure: the key held after n lines is none of the keys
+// that sealed them, and cannot recompute their macs.
+func TestAuditKeyForwardSecure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a := openTestAudit(t, path, auditKeyBytes)
+	for range 3 {
+		a.record(auditEntry{Decision: "denied"})
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")[:3]
+	earlier := [][]byte{auditKeyBytes}
+	for range 2 {
+		m := hmac.New(sha256.New, earlier[len(earlier)-1])
+		m.Write([]byte("next"))
+		earlier = append(earlier, m.Sum(nil))
+	}
+	now := a.chain.key
+	for i, k := range earlier {
+		if bytes.Equal(now, k) {
+			t.Errorf("the key after 3 lines is the key of line %d", i+1)
+		}
+		c := &auditChain{key: now}
+		content := lines[i][:len(lines[i])-1-auditMACLen] + "}"
+		if strings.Contains(lines[i], c.mac([]byte(content))) {
+			t.Errorf("the current key recomputes line %d's mac", i+1)
+		}
+	}
+	if v := reflect.TypeFor[auditLog](); v.NumField() != 5 {
+		t.Errorf("auditLog has %d fields; check that none keeps an earlier key", v.NumField())
+	}
+	a.close()
+	if !bytes.Equal(now, make([]byte, 32)) {
+		t.Error("close left the key in memory")
 	}
 }
 
 func TestOpenAudit(t *testing.T) {
 	dir := t.TempDir()
-	lines := writeChain(t, 2)
-	sum := sha256.Sum256([]byte(strings.TrimSuffix(lines[1], "\n")))
+	lines, head := writeChain(t, 2, nil)
+	keyed, keyedHead := writeChain(t, 2, auditKeyBytes)
 	tests := []struct {
-		name, content, prev, err string
+		name, content string
+		key           []byte
+		head          auditHead
+		err           string
 	}{
-		{"new file", "", auditGenesis, ""},
-		{"continues the chain", lines[0] + lines[1], hex.EncodeToString(sum[:]), ""},
-		{"incomplete last line", strings.TrimSuffix(lines[0], "\n"), "", "the last line is incomplete"},
-		{"last line too long", strings.Repeat("x", maxAuditLine+5000) + "\n", "", "the last line is longer than"},
+		{"new file", "", nil, auditHead{0, auditGenesis}, ""},
+		{"continues the chain", lines[0] + lines[1], nil, head, ""},
+		{"continues a keyed chain", keyed[0] + keyed[1], auditKeyBytes, keyedHead, ""},
+		{"a keyed chain without its key", keyed[0] + keyed[1], nil, auditHead{}, "does not verify, so it cannot be continued: line 1: mac does not match"},
+		{"an edited chain", lines[0] + strings.Replace(lines[1], "tool1", "tool9", 1), nil, auditHead{}, "line 2: mac does not match"},
+		{"incomplete last line", strings.TrimSuffix(lines[0], "\n"), nil, auditHead{}, "line 1: incomplete line"},
+		{"an older log", `{"prev":"` + auditGenesis + `"}` + "\n", nil, auditHead{}, "line 1: does not end with its mac"},
 	}
 	for i, tt := range tests {
 		path := filepath.Join(dir, fmt.Sprint(i))
 		if tt.content != "" {
 			os.WriteFile(path, []byte(tt.content), 0o600)
 		}
-		a, err := openAudit(path)
-		if !errContains(err, tt.err) {
+		a, err := openAudit(path, tt.key)
+		if !errContains(err, tt.err) || tt.err == "" && err != nil {
 			t.Errorf("%s: openAudit = %v, want error containing %q", tt.name, err, tt.err)
 		}
-		if err == nil && a.prev != tt.prev {
-			t.Errorf("%s: prev = %s, want %s", tt.name, a.prev, tt.prev)
+		if err == nil {
+			if got, _ := a.head(); got != tt.head {
+				t.Errorf("%s: head = %v, want %v", tt.name, got, tt.head)
+			}
+			a.close()
 		}
-		a.close()
 	}
-	if a, err := openAudit(""); a != nil || err != nil {
+	if a, err := openAudit("", nil); a != nil || err != nil {
 		t.Errorf(`openAudit("") = %v, %v; want nil, nil`, a, err)
 	}
-	if _, err := openAudit(filepath.Join(dir, "missing", "audit.log")); !errContains(err, "audit log: open") {
+	if _, err := openAudit(filepath.Join(dir, "missing", "audit.log"), nil); !errContains(err, "audit log: open") {
 		t.Errorf("openAudit in a missing directory = %v", err)
+	}
+}
+
+func TestLoadAuditKey(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "key")
+	os.WriteFile(file, []byte(auditTestKey+"\n"), 0o600)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("abcd"), 0o600)
+	b64 := base64.StdEncoding.EncodeToString(auditKeyBytes)
+	tests := []struct {
+		env map[string]string
+		key []byte
+		err string
+	}{
+		{nil, nil, ""},
+		{map[string]string{"GITEA_AUDIT_KEY": auditTestKey}, auditKeyBytes, ""},
+		{map[string]string{"GITEA_AUDIT_KEY": b64}, auditKeyBytes, ""},
+		{map[string]string{"GITEA_AUDIT_KEY_FILE": file}, auditKeyBytes, ""},
+		{map[string]string{"GITEA_AUDIT_KEY": "secret-value"}, nil, "GITEA_AUDIT_KEY: want 32 random bytes"},
+		{map[string]string{"GITEA_AUDIT_KEY_FILE": short}, nil, "GITEA_AUDIT_KEY_FILE: want 32 random bytes"},
+		{map[string]string{"GITEA_AUDIT_KEY_FILE": filepath.Join(dir, "none")}, nil, "GITEA_AUDIT_KEY_FILE: open"},
+		{map[string]string{"GITEA_AUDIT_KEY": auditTestKey, "GITEA_AUDIT_KEY_FILE": file}, nil, "both set"},
+	}
+	for _, tt := range tests {
+		key, err := loadAuditKey(func(k string) string { return tt.env[k] })
+		if !bytes.Equal(key, tt.key) || !errContains(err, tt.err) || tt.err == "" && err != nil {
+			t.Errorf("%v: loadAuditKey = %x, %v; want %x, error containing %q", tt.env, key, err, tt.key, tt.err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "secret-value") || strings.Contains(err.Error(), auditTestKey)) {
+			t.Errorf("%v: the error echoes the key: %v", tt.env, err)
+		}
+	}
+}
+
+func TestParseAuditHead(t *testing.T) {
+	mac := strings.Repeat("ab", 32)
+	tests := []struct {
+		in   string
+		want auditHead
+		err  string
+	}{
+		{"3:" + mac, auditHead{3, mac}, ""},
+		{"0:" + strings.ToUpper(mac), auditHead{0, mac}, ""},
+		{"3", auditHead{}, "want COUNT:MAC"},
+		{"-1:" + mac, auditHead{}, "want COUNT:MAC"},
+		{"3:" + mac[:60], auditHead{}, "want COUNT:MAC"},
+		{"x:" + mac, auditHead{}, "want COUNT:MAC"},
+		{"3:" + strings.Repeat("zz", 32), auditHead{}, "want COUNT:MAC"},
+	}
+	for _, tt := range tests {
+		got, err := parseAuditHead(tt.in)
+		if got != tt.want || !errContains(err, tt.err) || tt.err == "" && err != nil {
+			t.Errorf("parseAuditHead(%q) = %v, %v; want %v, %q", tt.in, got, err, tt.want, tt.err)
+		}
+		if err == nil && got.String() != strings.ToLower(tt.in) {
+			t.Errorf("%v.String() = %q", got, got.String())
+		}
+	}
+}
+
+func TestVerifyAuditFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, keyed := range []bool{false, true} {
+		k := map[bool][]byte{true: auditKeyBytes}[keyed]
+		lines, head := writeChain(t, 3, k)
+		path := filepath.Join(dir, fmt.Sprint(keyed))
+		os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600)
+		env := map[string]string{}
+		if keyed {
+			env["GITEA_AUDIT_KEY"] = auditTestKey
+		}
+		getenv := func(k string) string { return env[k] }
+		msg, err := verifyAuditFile(path, head.String(), getenv)
+		want := map[bool]string{false: "only guards against accidents", true: "every mac verified with the key"}[keyed]
+		if err != nil || !strings.Contains(msg, "3 lines, chain intact, head "+head.String()) || !strings.Contains(msg, "matches the reported head") || !strings.Contains(msg, want) {
+			t.Errorf("keyed %v: %q, %v", keyed, msg, err)
+		}
+		if strings.Contains(msg, auditTestKey) {
+			t.Error("the message shows the key")
+		}
+		if msg, _ := verifyAuditFile(path, "", getenv); !strings.Contains(msg, "without -audit-head, lines dropped from the end go unseen") {
+			t.Errorf("keyed %v, no head: %q", keyed, msg)
+		}
+		os.WriteFile(path, []byte(strings.Join(lines[:2], "")), 0o600)
+		if _, err := verifyAuditFile(path, head.String(), getenv); !errContains(err, "lines were dropped from the end") {
+			t.Errorf("keyed %v, tail dropped: %v", keyed, err)
+		}
+	}
+	if _, err := verifyAuditFile(filepath.Join(dir, "x"), "bad", nil); !errContains(err, "want COUNT:MAC") {
+		t.Errorf("bad head: %v", err)
 	}
 }
 
@@ -156,7 +373,7 @@ func TestAuditRecordErrors(t *testing.T) {
 	if err := none.close(); err != nil {
 		t.Errorf("nil log: close = %v", err)
 	}
-	a := openTestAudit(t, filepath.Join(t.TempDir(), "audit.log"))
+	a := openTestAudit(t, filepath.Join(t.TempDir(), "audit.log"), nil)
 	if err := a.record(auditEntry{Decision: "maybe"}); !errContains(err, `audit: decision "maybe": want allowed or denied`) {
 		t.Errorf("bad decision: record = %v", err)
 	}
@@ -170,7 +387,7 @@ func TestAuditRecordErrors(t *testing.T) {
 
 func TestAuditConcurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
-	a := openTestAudit(t, path)
+	a := openTestAudit(t, path, auditKeyBytes)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -188,14 +405,14 @@ func TestAuditConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if n, err := verifyAudit(f); n != 200 || err != nil {
-		t.Errorf("verifyAudit = %d, %v; want 200, nil", n, err)
+	if got, err := verifyAudit(f, auditKeyBytes, nil); got.Lines != 200 || err != nil {
+		t.Errorf("verifyAudit = %v, %v; want 200 lines, nil", got, err)
 	}
 }
 
 func TestAuditEntryFields(t *testing.T) {
 	want := []string{"time", "profile", "audit_label", "login", "sudo", "tool", "action,omitempty", "operation", "required_permission",
-		"method", "path", "decision", "reason", "status", "prev"}
+		"method", "path", "decision", "rule", "reason", "status", "prev"}
 	var got []string
 	typ := reflect.TypeFor[auditEntry]()
 	for i := range typ.NumField() {
@@ -222,16 +439,41 @@ func TestRelativePath(t *testing.T) {
 }
 
 func FuzzVerifyAudit(f *testing.F) {
-	lines := writeChain(f, 3)
-	f.Add([]byte(strings.Join(lines, "")))
-	f.Add([]byte(lines[0] + `{"prev":null}` + "\n"))
-	f.Add([]byte("\n\n"))
-	f.Add([]byte(`{"prev":"` + auditGenesis + `"}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		n, err := verifyAudit(bytes.NewReader(data))
+	lines, _ := writeChain(f, 3, auditKeyBytes)
+	f.Add([]byte(strings.Join(lines, "")), true)
+	f.Add([]byte(lines[0]+`{"prev":null}`+"\n"), true)
+	f.Add([]byte("\n\n"), false)
+	f.Add([]byte(`{"prev":"`+auditGenesis+`"}`), false)
+	f.Fuzz(func(t *testing.T, data []byte, keyed bool) {
+		key := map[bool][]byte{true: auditKeyBytes}[keyed]
+		got, err := verifyAudit(bytes.NewReader(data), key, nil)
 		newlines := bytes.Count(data, []byte("\n"))
-		if n > newlines || err == nil && n != newlines {
-			t.Errorf("verifyAudit = %d, %v for %d lines", n, err, newlines)
+		if got.Lines > newlines || err == nil && got.Lines != newlines {
+			t.Errorf("verifyAudit = %v, %v for %d lines", got, err, newlines)
+		}
+		if _, err2 := verifyAudit(bytes.NewReader(data), key, &got); (err == nil) != (err2 == nil) {
+			t.Errorf("with its own head %v: %v, without: %v", got, err2, err)
 		}
 	})
+}
+
+func TestAuditConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	edited := filepath.Join(dir, "edited.log")
+	lines, _ := writeChain(t, 2, auditKeyBytes)
+	os.WriteFile(edited, []byte(lines[0]+strings.Replace(lines[1], "tool1", "tool9", 1)), 0o600)
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"GITEA_AUDIT_KEY": auditTestKey}, "GITEA_AUDIT_KEY: set GITEA_AUDIT_LOG too; there is no audit log to seal"},
+		{map[string]string{"GITEA_AUDIT_LOG": filepath.Join(dir, "a.log"), "GITEA_AUDIT_KEY": "secret-value"}, "GITEA_AUDIT_KEY: want 32 random bytes, base64 or hex (openssl rand -base64 32)"},
+		{map[string]string{"GITEA_AUDIT_LOG": edited, "GITEA_AUDIT_KEY": auditTestKey}, `GITEA_AUDIT_LOG: audit log "` + edited + `" does not verify, so it cannot be continued: line 2: mac does not match`},
+		{map[string]string{"GITEA_AUDIT_LOG": edited}, `GITEA_AUDIT_LOG: audit log "` + edited + `" does not verify, so it cannot be continued: line 1: mac does not match`},
+	} {
+		_, err := newServer(func(k string) string { return tc.env[k] })
+		if !errContains(err, tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.env, err, tc.want)
+		}
+	}
 }

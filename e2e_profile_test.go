@@ -143,7 +143,7 @@ func TestE2EProfiles(t *testing.T) {
 		}
 		os.WriteFile(audit, []byte(strings.Replace(string(data), `"decision":"denied"`, `"decision":"allowed"`, 1)), 0o600)
 		out, err = exec.Command(serverBinary(t), "-verify-audit", audit).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "line 2") {
+		if err == nil || !strings.Contains(string(out), "line 1: mac does not match") {
 			t.Errorf("-verify-audit on a tampered log: %v: %s", err, out)
 		}
 	})

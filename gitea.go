@@ -151,6 +151,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	}
 	op, pathParams, query, body, err := x.resolve(r)
 	if err != nil {
+		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: r.op, args: r.args, method: r.method, path: r.rawPath, rule: "argument validation", reason: err.Error()})
 		var ke *kindError
 		if errors.As(err, &ke) {
 			return fail(ke.kind, err.Error())
@@ -159,6 +160,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	}
 	p, err := x.routes().expand(op.routeSpec(), pathParams)
 	if err != nil {
+		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: op, args: r.args, rule: "argument validation", reason: err.Error()})
 		return fail("invalid_request", err.Error())
 	}
 	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
@@ -169,14 +171,14 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
 	d.Action = r.action
 	if !d.Allowed {
-		x.record(d, prof, c, op.Method, p, 0)
+		x.record(ctx, d, prof, c, op.Method, p, 0)
 		env := &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID},
 			UntrustedContent: untrustedNotice, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
 		return env
 	}
 	ex, err := x.send(ctx, op, p, query, body)
 	if d.RequiredPermission != permRead {
-		x.record(d, prof, c, op.Method, p, ex.status)
+		x.record(ctx, d, prof, c, op.Method, p, ex.status)
 	}
 	if err != nil {
 		return x.failure(ctx, ex, err, red)
@@ -332,12 +334,9 @@ func (x *executor) live(ctx context.Context, opID string, params map[string]stri
 	return err == nil && ex.status == http.StatusOK && json.Unmarshal(ex.body, v) == nil
 }
 
-// record appends one mutation attempt to the audit log. A failure to write
-// it is reported on stderr; the log is then closed to further writes.
-func (x *executor) record(d decision, prof *profile, c *caller, method, path string, status int) {
-	if err := x.audit.record(auditEntryFor(d, prof, c.sudo, method, path, status)); err != nil {
-		fmt.Fprintf(os.Stderr, "giteamcp: audit log: %v\n", err)
-	}
+// record audits one mutation attempt the policy decided.
+func (x *executor) record(ctx context.Context, d decision, prof *profile, c *caller, method, path string, status int) {
+	x.audited(ctx, auditEntryFor(d, prof, c.sudo, method, path, status))
 }
 
 // identity is the envelope's identity of a caller.

@@ -25,7 +25,8 @@
 //	schema.go        the JSON Schema validator of tool arguments
 //	openapi.go       the OpenAPI reader that generates the tools, and the
 //	                 JSON scanner the result pipeline uses
-//	audit.go         the hash-chained audit log of mutation attempts
+//	audit.go       * the audit log of mutation attempts, every refusal
+//	                 included, each line sealed by a forward-secure mac chain
 //	infra.go         runtime isolation: no start from a half-merged checkout
 //	workflow.go      review and merge tools composed of executor requests, and
 //	                 their gates (merge confirm, eligibility, reconcile proof)
@@ -58,8 +59,13 @@
 //	-version
 //		Print the version and exit.
 //	-verify-audit file
-//		Check the hash chain of an audit log (GITEA_AUDIT_LOG) and report
-//		the first broken link.
+//		Check every line's mac in an audit log (GITEA_AUDIT_LOG), with
+//		GITEA_AUDIT_KEY or GITEA_AUDIT_KEY_FILE when the log was written
+//		with one, report the first line that fails, and print the head.
+//	-audit-head COUNT:MAC
+//		With -verify-audit: the head the server reported (on standard error
+//		at exit, and in gitea_get_profile); a log rewritten up to it or
+//		ending before it fails.
 //
 // # Environment
 //
@@ -80,7 +86,12 @@
 //	GITEA_MCP_PROFILE           the execution profile (built-in or from
 //	                            GITEA_MCP_CONFIG); none: reads only
 //	GITEA_MCP_CONFIG            JSON file of profiles
-//	GITEA_AUDIT_LOG             file of the hash-chained audit log
+//	GITEA_AUDIT_LOG             file of the audit log, one sealed line per
+//	                            mutation attempt
+//	GITEA_AUDIT_KEY             32 random bytes, base64 or hex: the initial key
+//	                            of the audit log's forward-secure HMAC-SHA256
+//	                            chain; none: a plain SHA-256 chain
+//	GITEA_AUDIT_KEY_FILE        a file holding that key instead
 //	GITEA_SUDO                  with an admin token: the user every request acts for
 //	SECRET_DETECTION_MODE       off, mask (default) or block
 //	MAX_TOOL_RESPONSE_ITEMS     most elements of a top-level list (default 100)
@@ -136,7 +147,8 @@ const version = "0.1.0"
 func main() {
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on `addr` (\":8080\" binds 127.0.0.1) instead of stdio")
-	verify := flag.String("verify-audit", "", "check the hash chain of the audit log `file` and exit")
+	verify := flag.String("verify-audit", "", "check every line's mac in the audit log `file` and exit")
+	headFlag := flag.String("audit-head", "", "with -verify-audit: the head `COUNT:MAC` the server reported")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: GITEA_URL=... GITEA_TOKEN=... giteamcp [-version] [-http addr]\n")
 		flag.PrintDefaults()
@@ -147,16 +159,15 @@ func main() {
 		return
 	}
 	if *verify != "" {
-		f, err := os.Open(*verify)
+		msg, err := verifyAuditFile(*verify, *headFlag, os.Getenv)
 		if err != nil {
 			fatal(err)
 		}
-		n, err := verifyAudit(f)
-		if err != nil {
-			fatal(fmt.Errorf("%s: %w", *verify, err))
-		}
-		fmt.Printf("%s: %d lines, chain intact\n", *verify, n)
+		fmt.Println(msg)
 		return
+	}
+	if *headFlag != "" {
+		fatal(errors.New("-audit-head goes with -verify-audit"))
 	}
 	if flag.NArg() > 0 {
 		flag.Usage()
@@ -187,9 +198,52 @@ func main() {
 	if err := s.wait(); err != nil {
 		fatal(err)
 	}
-	if err := s.exec.audit.close(); err != nil {
-		fatal(fmt.Errorf("GITEA_AUDIT_LOG: %w", err))
+	if a := s.exec.audit; a != nil {
+		head, _ := a.head()
+		fmt.Fprintf(os.Stderr, "giteamcp: audit log head %s (check with -verify-audit %s -audit-head %s)\n", head, s.cfg.auditPath, head)
+		if err := a.close(); err != nil {
+			fatal(fmt.Errorf("GITEA_AUDIT_LOG: %w", err))
+		}
 	}
+}
+
+// verifyAuditFile serves -verify-audit: it checks the log at path with the
+// key in the environment, against head (COUNT:MAC) if given, and says how far
+// the result can be trusted.
+func verifyAuditFile(path, head string, getenv func(string) string) (string, error) {
+	var want *auditHead
+	if head != "" {
+		h, err := parseAuditHead(head)
+		if err != nil {
+			return "", err
+		}
+		want = &h
+	}
+	key, err := loadAuditKey(getenv)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	got, err := verifyAudit(f, key, want)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	msg := fmt.Sprintf("%s: %d lines, chain intact, head %s", path, got.Lines, got)
+	if want != nil {
+		msg += fmt.Sprintf("; line %d matches the reported head", want.Lines)
+	} else {
+		msg += "; without -audit-head, lines dropped from the end go unseen"
+	}
+	if key == nil {
+		msg += "; no GITEA_AUDIT_KEY: a plain SHA-256 chain only guards against accidents, whoever can write the file can recompute it"
+	} else {
+		msg += "; every mac verified with the key"
+	}
+	return msg, nil
 }
 
 var fatalMu sync.Mutex
@@ -210,6 +264,7 @@ type config struct {
 	profileName string // GITEA_MCP_PROFILE
 	profileFile string // GITEA_MCP_CONFIG
 	auditPath   string // GITEA_AUDIT_LOG
+	auditKey    []byte // GITEA_AUDIT_KEY(_FILE); cleared once the audit log holds it
 	sudo        string // GITEA_SUDO: the user every request acts for
 	openapi     string
 	tools       string
@@ -284,6 +339,12 @@ func loadConfig(getenv func(string) string) (*config, error) {
 			return nil, err
 		}
 	}
+	if c.auditKey, err = loadAuditKey(getenv); err != nil {
+		return nil, err
+	}
+	if c.auditKey != nil && c.auditPath == "" {
+		return nil, errors.New("GITEA_AUDIT_KEY: set GITEA_AUDIT_LOG too; there is no audit log to seal")
+	}
 	if c.oauth, err = loadOAuth(getenv, c.url, giteaClient(c)); err != nil {
 		return nil, err
 	}
@@ -344,7 +405,10 @@ func newServer(getenv func(string) string) (*server, error) {
 			fmt.Fprintf(os.Stderr, "giteamcp: profile %s: %s\n", prof.Name, w)
 		}
 	}
-	if x.audit, err = openAudit(cfg.auditPath); err != nil {
+	x.audit, err = openAudit(cfg.auditPath, cfg.auditKey)
+	clear(cfg.auditKey) // only the audit chain's moving key remains
+	cfg.auditKey = nil
+	if err != nil {
 		return nil, fmt.Errorf("GITEA_AUDIT_LOG: %w", err)
 	}
 	s := &server{cfg: cfg, getenv: getenv, exec: x, ready: make(chan struct{})}

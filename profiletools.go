@@ -86,6 +86,10 @@ func getProfileTool(ctx context.Context, s *server, _ *session, _ map[string]any
 		out = map[string]any{"profile": prof, "allowed_operations": allowed, "forbidden_operations": forbidden,
 			"identity": c.identity(), "runtime_switching": x.switching()}
 	}
+	if x.audit != nil { // the head to check the log against later (-verify-audit -audit-head)
+		head, keyed := x.audit.head()
+		out["audit_log"] = map[string]any{"head": head.String(), "lines": head.Lines, "forward_secure_key": keyed}
+	}
 	return jsonResult(out, false)
 }
 

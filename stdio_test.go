@@ -179,7 +179,7 @@ func TestStdioSignals(t *testing.T) {
 			h := newHangingGitea(t)
 			audit := filepath.Join(t.TempDir(), "audit.log")
 			c := startClient(t, "GITEA_URL="+h.URL, "GITEA_TOKEN="+faultToken, "GITEA_MCP_PROFILE=gitea-owner",
-				"GITEA_MCP_TOOLS=issueCreateIssue", "GITEA_AUDIT_LOG="+audit)
+				"GITEA_MCP_TOOLS=issueCreateIssue", "GITEA_AUDIT_LOG="+audit, "GITEA_AUDIT_KEY="+auditTestKey)
 			c.initialize("2025-11-25")
 			for i := range calls {
 				c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"issueCreateIssue","arguments":{"owner":"alice","repo":"demo","body":{"title":"t%d"}}}}`, 100+i, i))
@@ -221,8 +221,12 @@ func TestStdioSignals(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			if n, err := verifyAudit(f); n != calls || err != nil {
-				t.Errorf("audit log: %d lines, %v; want %d and an intact chain", n, err, calls)
+			head, err := verifyAudit(f, auditKeyBytes, nil)
+			if head.Lines != calls || err != nil {
+				t.Errorf("audit log: %v, %v; want %d lines and an intact chain", head, err, calls)
+			}
+			if stderr := c.stderr.String(); !strings.Contains(stderr, "audit log head "+head.String()) || strings.Contains(stderr, auditTestKey) {
+				t.Errorf("standard error does not report the head %v (or shows the key):\n%s", head, stderr)
 			}
 		})
 	}
