@@ -280,6 +280,7 @@ func (s *server) callTool(ctx context.Context, sess *session, params json.RawMes
 		return nil, errorf(codeInvalidParams, "invalid params: %v", err)
 	}
 	if err := t.schema.Validate(args); err != nil {
+		s.refuseArgs(ctx, t, args, err)
 		return errorResult("invalid_arguments", err.Error()), nil
 	}
 	if t.op != nil {
@@ -581,6 +582,7 @@ func callOperation(ctx context.Context, s *server, _ *session, args map[string]a
 		return errorResult("internal", err.Error())
 	}
 	if err := schema.Validate(opArgs); err != nil {
+		s.exec.refuse(ctx, refusal{tool: "gitea_call_operation", op: op, args: opArgs, rule: "argument validation", reason: err.Error()})
 		return errorResult("invalid_arguments", err.Error())
 	}
 	return s.exec.do(ctx, &request{tool: "gitea_call_operation", op: op, args: opArgs})

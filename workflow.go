@@ -189,6 +189,26 @@ func (s *server) eligibility(ctx context.Context, tool, action string, args map[
 	return &pr, gates, nil
 }
 
+// refuseGates audits a workflow mutation (operation opID with args) that the
+// workflow's own gates refused before sending it, naming the gates that
+// failed.
+func (s *server) refuseGates(ctx context.Context, tool, action, opID string, args map[string]any, gates []gate) {
+	var names, details []string
+	for _, g := range gates {
+		if !g.Passed {
+			names, details = append(names, fmt.Sprintf("%q", g.Gate)), append(details, g.Gate+": "+g.Detail)
+		}
+	}
+	op, _ := s.cat.operation(opID)
+	s.exec.refuse(ctx, refusal{tool: tool, action: action, op: op, args: args, method: "POST", rule: "gate " + strings.Join(names, ", "),
+		reason: strings.Join(details, "; ")})
+}
+
+// stopped is the gate of a workflow step that could not run: its error.
+func stopped(step string, env *envelope) []gate {
+	return []gate{{step, false, env.Error.Kind + ": " + env.Error.Message}}
+}
+
 // firstNonEmpty returns the first of its arguments that is not empty.
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
@@ -231,19 +251,24 @@ func hint(s *server, action string) string {
 }
 
 func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
-	const tool = "gitea_merge_pr"
+	const tool, action = "gitea_merge_pr", "merge_pr"
+	method, _ := args["merge_method"].(string)
+	headSHA, _ := args["head_sha"].(string)
+	merge := with(target(args), "body", map[string]any{"do": firstNonEmpty(method, "merge"), "head_commit_id": headSHA})
+	refuse := func(gates []gate) { s.refuseGates(ctx, tool, action, "repoMergePullRequest", merge, gates) }
 	index, _ := args["index"].(json.Number)
 	if confirm, _ := args["confirm"].(string); confirm != "MERGE PR "+index.String() {
-		return jsonResult(map[string]any{"merged": false, "gates": []gate{{"confirm", false,
-			fmt.Sprintf("confirm must be exactly %q; nothing was sent", "MERGE PR "+index.String())}}}, true)
+		gates := []gate{{"confirm", false, fmt.Sprintf("confirm must be exactly %q; nothing was sent", "MERGE PR "+index.String())}}
+		refuse(gates)
+		return jsonResult(map[string]any{"merged": false, "gates": gates}, true)
 	}
 	gates := []gate{{"confirm", true, ""}}
 	pr, elig, env := s.eligibility(ctx, tool, "merge", args)
 	if env != nil {
+		refuse(stopped("read the pull request", env))
 		return envelopeResult(env)
 	}
 	gates = append(gates, elig...)
-	headSHA, _ := args["head_sha"].(string)
 	gates = append(gates, gate{"head is still head_sha", pr.Head.SHA == headSHA, "live head " + pr.Head.SHA})
 	if files, ok := args["expected_changed_files"].([]any); ok && passed(gates) {
 		var got, want []string
@@ -252,6 +277,7 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 				Filename string `json:"filename"`
 			}
 			if env := s.step(ctx, tool, "", "repoGetPullRequestFiles", with(target(args), "limit", 50, "page", page), &changed); env.Error != nil {
+				refuse(stopped("read the changed files", env))
 				return envelopeResult(env)
 			}
 			for _, f := range changed {
@@ -269,18 +295,15 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 		gates = append(gates, gate{"changed files are exactly expected_changed_files", slices.Equal(got, want), "changed: " + strings.Join(got, ", ")})
 	}
 	if !passed(gates) {
+		refuse(gates)
 		return jsonResult(map[string]any{"merged": false, "gates": gates, "hint": hint(s, "merge")}, true)
 	}
-	method := "merge"
-	if m, ok := args["merge_method"].(string); ok {
-		method = m
-	}
-	env = s.step(ctx, tool, "merge_pr", "repoMergePullRequest", with(target(args), "body", map[string]any{"do": method, "head_commit_id": headSHA}), nil)
+	env = s.step(ctx, tool, action, "repoMergePullRequest", merge, nil)
 	if env.Error != nil {
 		gates = append(gates, gate{"merge", false, env.Error.Kind + ": " + env.Error.Message})
 		return jsonResult(map[string]any{"merged": false, "gates": gates, "merge_result": env}, true)
 	}
-	gates = append(gates, gate{"merge", true, "merged with " + method})
+	gates = append(gates, gate{"merge", true, "merged with " + firstNonEmpty(method, "merge")})
 	var after pullRequest
 	s.step(ctx, tool, "", "repoGetPullRequest", target(args), &after)
 	return jsonResult(map[string]any{"merged": true, "gates": gates, "merge_commit": after.MergeCommitSHA}, false)
@@ -288,8 +311,14 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 
 func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	const tool, action = "gitea_reconcile_already_landed_pr", "reconcile_already_landed_pr"
+	closing := with(target(args), "body", map[string]any{"state": "closed"})
 	refuse := func(gates []gate) map[string]any {
+		s.refuseGates(ctx, tool, action, "repoEditPullRequest", closing, gates)
 		return jsonResult(map[string]any{"closed": false, "gates": gates, "note": "nothing was changed"}, true)
+	}
+	stop := func(step string, env *envelope) map[string]any {
+		s.refuseGates(ctx, tool, action, "repoEditPullRequest", closing, stopped(step, env))
+		return envelopeResult(env)
 	}
 	prof, _ := s.exec.active(ctx)
 	if prof == nil {
@@ -301,7 +330,7 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	gates := []gate{{"reconciler profile", true, prof.Name}}
 	var pr pullRequest
 	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &pr); env.Error != nil {
-		return envelopeResult(env)
+		return stop("read the pull request", env)
 	}
 	gates = append(gates, gate{"pull request open", pr.State == "open" && !pr.Merged, "state " + pr.State})
 	if !passed(gates) {
@@ -313,7 +342,7 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 		} `json:"commit"`
 	}
 	if env := s.step(ctx, tool, "", "repoGetBranch", with(target(args), "branch", pr.Base.Ref), &branch); env.Error != nil {
-		return envelopeResult(env)
+		return stop("read the base branch", env)
 	}
 	baseSHA := branch.Commit.ID
 	var cmp struct {
@@ -321,7 +350,7 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	}
 	basehead := baseSHA + "..." + pr.Head.SHA
 	if env := s.step(ctx, tool, "", "repoCompareDiff", with(target(args), "basehead", basehead), &cmp); env.Error != nil {
-		return envelopeResult(env)
+		return stop("compare head and base", env)
 	}
 	landed := cmp.TotalCommits != nil && *cmp.TotalCommits == 0 && baseSHA != "" && pr.Head.SHA != ""
 	proof := fmt.Sprintf("head %s is an ancestor of %s at %s: comparing %s finds no commit outside the base", pr.Head.SHA, pr.Base.Ref, baseSHA, basehead)
@@ -331,7 +360,7 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	gates = append(gates, gate{"head already in base", landed, proof})
 	var again pullRequest
 	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &again); env.Error != nil {
-		return envelopeResult(env)
+		return stop("read the pull request again", env)
 	}
 	gates = append(gates, gate{"head unchanged since the proof", again.Head.SHA == pr.Head.SHA && again.State == "open", "live head " + again.Head.SHA})
 	if !passed(gates) {
@@ -343,7 +372,7 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 		return refuse(gates)
 	}
 	gates = append(gates, gate{"proof comment", true, comment})
-	if env := s.step(ctx, tool, action, "repoEditPullRequest", with(target(args), "body", map[string]any{"state": "closed"}), nil); env.Error != nil {
+	if env := s.step(ctx, tool, action, "repoEditPullRequest", closing, nil); env.Error != nil {
 		gates = append(gates, gate{"close", false, env.Error.Kind + ": " + env.Error.Message})
 		return jsonResult(map[string]any{"closed": false, "gates": gates}, true)
 	}
