@@ -212,6 +212,15 @@ func TestE2EOAuth(t *testing.T) {
 func giteaSignIn(t *testing.T, g *giteaInstance, base, login string) (oauthTokens, *oauthClient) {
 	t.Helper()
 	c := newOAuthClient(t, base)
+	resp, _ := giteaAuthorize(t, g, c, login)
+	return c.exchange(t, c.back(t, resp).Get("code")), c
+}
+
+// giteaAuthorize takes login through the consent page and Gitea's sign-in
+// and grant pages in c's browser and returns the answer that ends it: the
+// server's redirect to the client, or its error page, and its body.
+func giteaAuthorize(t *testing.T, g *giteaInstance, c *oauthClient, login string) (*http.Response, string) {
+	t.Helper()
 	resp, page := c.consent(t, "allow")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `name="user_name"`) {
 		t.Fatalf("%s: want Gitea's sign-in page, got %s at %s", login, resp.Status, resp.Request.URL.Path)
@@ -223,5 +232,5 @@ func giteaSignIn(t *testing.T, g *giteaInstance, base, login string) (oauthToken
 		resp, _ = c.post(t, g.URL+"/login/oauth/grant", f)
 		t.Logf("%s granted the application access on Gitea's page", login)
 	}
-	return c.exchange(t, c.back(t, resp).Get("code")), c
+	return resp, page
 }

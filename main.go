@@ -114,6 +114,8 @@
 //	                            sealing everything the server hands out
 //	MCP_PUBLIC_URL              OAuth mode: the server's public URL
 //	                            (https://host[:port]); default http://addr of -http
+//	GITEA_PUBLIC_URL            OAuth mode: the address browsers reach Gitea at,
+//	                            for the sign-in's redirects only (default GITEA_URL)
 //	token_source_name           a profile's token_source_name (GITEA_MCP_CONFIG)
 //	                            names the variable its token is read from
 //

@@ -58,7 +58,8 @@ const (
 // oauthServer is OAuth mode: its configuration, the sealing key and the ids of
 // the codes this instance has redeemed.
 type oauthServer struct {
-	gitea    string // GITEA_URL without a trailing slash
+	gitea    string // GITEA_URL without a trailing slash: the server's own calls
+	browsers string // GITEA_PUBLIC_URL (default GITEA_URL): where browsers are sent to sign in
 	clientID string // GITEA_OAUTH_CLIENT_ID: the server's application in Gitea
 	secret   string // GITEA_OAUTH_CLIENT_SECRET
 	public   string // MCP_PUBLIC_URL, scheme://host[:port]: the issuer; the resource is public + "/mcp"
@@ -100,6 +101,14 @@ func loadOAuth(getenv func(string) string, gitea *url.URL, client *http.Client) 
 	o := &oauthServer{gitea: strings.TrimSuffix(gitea.String(), "/"), clientID: id, secret: secret, aead: aead,
 		client: client,
 		cop:    http.NewCrossOriginProtection(), now: time.Now, used: map[string]int64{}}
+	o.browsers = o.gitea
+	if raw := getenv("GITEA_PUBLIC_URL"); raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return nil, errors.New("GITEA_PUBLIC_URL: want http(s)://host[:port][/path], the address browsers reach Gitea at")
+		}
+		o.browsers = strings.TrimSuffix(u.String(), "/")
+	}
 	if raw := getenv("MCP_PUBLIC_URL"); raw != "" {
 		if o.public, err = checkPublicURL(raw); err != nil {
 			return nil, err
@@ -412,13 +421,15 @@ var oauthPage = template.Must(template.New("page").Parse(`<!doctype html>
 <form method="post" action="/authorize"><input type="hidden" name="request" value="{{.Request}}">
 <button name="action" value="allow">Continue to Gitea</button> <button name="action" value="deny">Cancel</button></form>
 {{else}}<h1>Sign-in failed</h1>
-<p>{{.Message}}</p>{{end}}
+<p>{{.Message}}</p>{{if .Fix}}<p>Likely fix, for the server's operator: {{.Fix}}</p>{{end}}
+{{if .Back}}<p><a href="{{.Back}}">Return to the application</a></p>{{end}}{{end}}
 `))
 
 // oauthPageData fills oauthPage.
 type oauthPageData struct {
-	Request, Name, Gitea, RedirectURI string // consent
-	Message                           string // error
+	Request, Name, Gitea, RedirectURI string       // consent
+	Message, Fix                      string       // error
+	Back                              template.URL // error: the MCP client's redirect URI with the error (registered, checked)
 }
 
 // authorize serves the authorization endpoint: GET checks the request and
@@ -460,7 +471,7 @@ func (o *oauthServer) authorize(w http.ResponseWriter, r *http.Request) {
 			HttpOnly: true, Secure: strings.HasPrefix(o.public, "https:"), SameSite: http.SameSiteLaxMode})
 		req := o.seal("state", &sealed{RedirectURI: ru, Challenge: challenge, State: state, Browser: oauthHash(browser),
 			Verifier: rand.Text() + rand.Text(), Aud: o.resource(), Client: oauthHash(id)}, oauthStateTTL)
-		oauthHTML(w, http.StatusOK, oauthPageData{Request: req, Name: client.Name, Gitea: o.gitea, RedirectURI: ru})
+		oauthHTML(w, http.StatusOK, oauthPageData{Request: req, Name: client.Name, Gitea: o.browsers, RedirectURI: ru})
 	}
 }
 
@@ -513,7 +524,7 @@ func (o *oauthServer) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	q := url.Values{"client_id": {o.clientID}, "redirect_uri": {o.public + "/oauth/callback"}, "response_type": {"code"},
 		"state": {req}, "code_challenge": {pkceChallenge(s.Verifier)}, "code_challenge_method": {"S256"}}
-	http.Redirect(w, r, o.gitea+"/login/oauth/authorize?"+q.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, o.browsers+"/login/oauth/authorize?"+q.Encode(), http.StatusSeeOther)
 }
 
 // callback serves Gitea's answer: it redeems Gitea's code, learns the login,
@@ -526,14 +537,21 @@ func (o *oauthServer) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("error") != "" || q.Get("code") == "" {
-		o.back(w, r, s.RedirectURI, "error", "access_denied", "error_description", "Gitea did not grant access", "state", s.State)
+		said := oauthSaid(q.Get("error"), q.Get("error_description"), nil)
+		o.back(w, r, s.RedirectURI, "error", "access_denied", "error_description", "Gitea did not grant access: "+cmp.Or(said, "no code"), "state", s.State)
 		return
 	}
 	tok, login, err := o.exchange(r.Context(), url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")},
 		"redirect_uri": {o.public + "/oauth/callback"}, "code_verifier": {s.Verifier}})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "giteamcp: oauth sign-in: %v\n", err)
-		o.back(w, r, s.RedirectURI, "error", "server_error", "error_description", "Gitea did not complete the sign-in", "state", s.State)
+		fix := o.fix(err)
+		fmt.Fprintf(os.Stderr, "giteamcp: oauth sign-in: %v; likely fix: %s\n", err, fix)
+		msg := "Gitea did not complete the sign-in" // the details of other errors, naming GITEA_URL, stay in the log
+		if ref, ok := errors.AsType[*giteaRefusal](err); ok {
+			msg += ": Gitea " + ref.Error()
+		}
+		back, _ := o.backURL(s.RedirectURI, "error", "server_error", "error_description", msg, "state", s.State)
+		oauthHTML(w, http.StatusBadGateway, oauthPageData{Message: msg + ".", Fix: fix, Back: template.URL(back)})
 		return
 	}
 	code := o.seal("code", &sealed{ID: rand.Text(), RedirectURI: s.RedirectURI, Challenge: s.Challenge, Aud: s.Aud, Client: s.Client,
@@ -544,10 +562,20 @@ func (o *oauthServer) callback(w http.ResponseWriter, r *http.Request) {
 // back sends the browser to an MCP client's registered redirect URI with
 // the name-value pairs kv (empty values left out) and iss (RFC 9207).
 func (o *oauthServer) back(w http.ResponseWriter, r *http.Request, uri string, kv ...string) {
-	u, err := url.Parse(uri)
+	u, err := o.backURL(uri, kv...)
 	if err != nil { // registered URIs parse
 		oauthHTML(w, http.StatusBadRequest, oauthPageData{Message: expiredSignIn})
 		return
+	}
+	http.Redirect(w, r, u, http.StatusSeeOther)
+}
+
+// backURL is the redirect URI uri with the name-value pairs kv (empty values
+// left out) and iss.
+func (o *oauthServer) backURL(uri string, kv ...string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", err
 	}
 	q := u.Query()
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -557,7 +585,7 @@ func (o *oauthServer) back(w http.ResponseWriter, r *http.Request, uri string, k
 	}
 	q.Set("iss", o.public)
 	u.RawQuery = q.Encode()
-	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+	return u.String(), nil
 }
 
 // token serves the token endpoint: authorization_code (single use within this
@@ -612,8 +640,8 @@ func (o *oauthServer) token(w http.ResponseWriter, r *http.Request) {
 		default:
 			tok, login, err := o.exchange(r.Context(), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.Refresh}})
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "giteamcp: oauth refresh: %v\n", err)
-				bad("Gitea refused to refresh the grant; sign in again")
+				fmt.Fprintf(os.Stderr, "giteamcp: oauth refresh: %v; likely fix: %s\n", err, o.fix(err))
+				bad("Gitea refused to refresh the grant (" + err.Error() + "); sign in again")
 				return
 			}
 			c.Login = login
@@ -702,7 +730,7 @@ func (o *oauthServer) exchange(ctx context.Context, grant url.Values) (*giteaTok
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	var tok giteaTokens
-	if err := o.giteaJSON(req, &tok); err != nil || tok.AccessToken == "" {
+	if err := o.giteaJSON(req, &tok, grant); err != nil || tok.AccessToken == "" {
 		return nil, "", fmt.Errorf("gitea token endpoint: %w", cmp.Or(err, errors.New("no access token")))
 	}
 	login := o.identify(ctx, tok.AccessToken)
@@ -713,17 +741,102 @@ func (o *oauthServer) exchange(ctx context.Context, grant url.Values) (*giteaTok
 }
 
 // giteaJSON sends req to Gitea and decodes its 200 answer, read within 1 MiB.
-func (o *oauthServer) giteaJSON(req *http.Request, v any) error {
+// Another answer is an error with Gitea's OAuth error and description, the
+// values of sent (the grant: code, verifier, secret, refresh token) redacted.
+func (o *oauthServer) giteaJSON(req *http.Request, v any, sent url.Values) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := o.client.Do(req)
 	if err != nil {
-		return err
+		return errors.New(redactValues(err.Error(), sent))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("answered %s", resp.Status)
+		var e struct {
+			Error            string `json:"error"`
+			ErrorDescription string `json:"error_description"`
+		}
+		json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e)
+		return &giteaRefusal{status: resp.Status, said: oauthSaid(e.Error, e.ErrorDescription, sent)}
 	}
 	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v)
+}
+
+// giteaRefusal is an answer of Gitea's token endpoint other than 200: its
+// status and what it said (oauthSaid).
+type giteaRefusal struct{ status, said string }
+
+func (e *giteaRefusal) Error() string {
+	return strings.TrimSuffix("answered "+e.status+": "+e.said, ": ")
+}
+
+// oauthSaid is what Gitea said in an OAuth error, "code: description", fit
+// for a log line and a page: the values of sent other than the grant type,
+// client id and redirect URI redacted, control characters dropped and at
+// most 300 bytes.
+func oauthSaid(code, desc string, sent url.Values) string {
+	said := strings.TrimSuffix(code+": "+desc, ": ")
+	if code == "" {
+		said = desc
+	}
+	said = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, redactValues(said, sent))
+	if len(said) > 300 {
+		said = strings.ToValidUTF8(said[:300], "") + "..."
+	}
+	return said
+}
+
+// redactValues replaces in s the values of sent that are secrets, or may be:
+// all but the grant type, client id and redirect URI.
+func redactValues(s string, sent url.Values) string {
+	for k, vs := range sent {
+		if k == "grant_type" || k == "client_id" || k == "redirect_uri" {
+			continue
+		}
+		for _, v := range vs {
+			if v != "" {
+				s = strings.ReplaceAll(s, v, "[redacted]")
+			}
+		}
+	}
+	return s
+}
+
+// oauthFixes maps what Gitea's token endpoint said (its error and
+// description, lower-cased) to the likely fix; the first phrase found wins.
+// %s is the redirect URI the server sends. The examples are Gitea 1.26's
+// answers; oauth_test.go checks each finds its fix and no earlier one.
+var oauthFixes = []struct {
+	phrase, fix string
+	examples    []string
+}{
+	{"client secret", "the server's client authentication failed (OAuth invalid_client): GITEA_OAUTH_CLIENT_SECRET is not the secret of the Gitea application GITEA_OAUTH_CLIENT_ID names; copy it again, or regenerate it in Gitea",
+		[]string{"unauthorized_client: invalid client secret", "invalid_client: invalid empty client secret"}},
+	{"invalid_client", "the server's client authentication failed (OAuth invalid_client): Gitea has no OAuth2 application with the client id GITEA_OAUTH_CLIENT_ID; copy it from the application's page in Gitea",
+		[]string{"invalid_client: cannot load client with client id: 'x'"}},
+	{"redirect uri", "the Gitea application's redirect URI must be exactly %s (MCP_PUBLIC_URL + /oauth/callback, no trailing slash)",
+		[]string{"unauthorized_client: unexpected redirect URI"}},
+	{"pkce", "the sign-in reached Gitea from another start; start it again from the MCP client", []string{"unauthorized_client: failed PKCE code challenge"}},
+	{"expired", "the sign-in took too long; start it again from the MCP client", []string{"invalid_grant: authorization code expired"}},
+	{"not authorized", "Gitea's code was used already or is unknown; start the sign-in again from the MCP client", []string{"unauthorized_client: client is not authorized"}},
+}
+
+// fix is the likely fix of a failed exchange with Gitea.
+func (o *oauthServer) fix(err error) string {
+	msg := strings.ToLower(err.Error())
+	for _, f := range oauthFixes {
+		if _, ok := errors.AsType[*giteaRefusal](err); ok && strings.Contains(msg, f.phrase) {
+			if strings.Contains(f.fix, "%s") {
+				return fmt.Sprintf(f.fix, o.public+"/oauth/callback")
+			}
+			return f.fix
+		}
+	}
+	return "see Gitea's log, and check that GITEA_URL reaches Gitea from the server"
 }
 
 // oauthJSON writes a JSON answer.

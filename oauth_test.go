@@ -158,6 +158,12 @@ func TestOAuthConfig(t *testing.T) {
 		{with("MCP_PUBLIC_URL", "https://mcp.example.com?x=1"), "", "MCP_PUBLIC_URL"},
 		{with("MCP_PUBLIC_URL", "https://u:p@mcp.example.com"), "", "MCP_PUBLIC_URL"},
 		{with("MCP_PUBLIC_URL", "mcp.example.com"), "", "MCP_PUBLIC_URL"},
+		{with("GITEA_PUBLIC_URL", "https://git.example.com/"), "", ""},
+		{with("GITEA_PUBLIC_URL", "http://localhost:3000/gitea"), "", ""},
+		{with("GITEA_PUBLIC_URL", "git.example.com"), "", "GITEA_PUBLIC_URL"},
+		{with("GITEA_PUBLIC_URL", "ftp://git.example.com"), "", "GITEA_PUBLIC_URL"},
+		{with("GITEA_PUBLIC_URL", "https://u:p@git.example.com"), "", "GITEA_PUBLIC_URL"},
+		{with("GITEA_PUBLIC_URL", "https://git.example.com/?x=1"), "", "GITEA_PUBLIC_URL"},
 		{with("GITEA_OAUTH_CLIENT_SECRET", ""), "", "needs both"},
 		{with("GITEA_OAUTH_CLIENT_ID", ""), "", "needs both"},
 		{with("GITEA_URL", ""), "", "needs GITEA_URL"},
@@ -191,6 +197,13 @@ func TestOAuthConfig(t *testing.T) {
 		}
 		if err == nil && c.oauth != nil && c.oauth.public != tt.public {
 			t.Errorf("%v: public URL %q, want %q", tt.env, c.oauth.public, tt.public)
+		}
+		browsers := tt.env["GITEA_PUBLIC_URL"] // where browsers are sent; GITEA_URL by default
+		if browsers == "" {
+			browsers = tt.env["GITEA_URL"]
+		}
+		if err == nil && c.oauth != nil && c.oauth.browsers != strings.TrimSuffix(browsers, "/") {
+			t.Errorf("%v: browsers sent to %q", tt.env, c.oauth.browsers)
 		}
 	}
 }
@@ -716,16 +729,42 @@ func TestOAuthSignIn(t *testing.T) {
 		}
 	}
 
-	// Gitea's refusal or failure goes back to the client.
+	// Gitea's refusal goes back to the client with what Gitea said.
 	c.browser.CheckRedirect = stopAtClient
-	for _, tt := range []struct{ query, want string }{
-		{"error=access_denied", "access_denied"},
-		{"code=unknown", "server_error"},
-	} {
-		resp, _ := c.get(t, c.base+"/oauth/callback?"+tt.query+"&state="+url.QueryEscape(request))
-		if got := c.back(t, resp).Get("error"); got != tt.want {
-			t.Errorf("callback with %s: got %q, want %q", tt.query, got, tt.want)
+	resp, _ = c.get(t, c.base+"/oauth/callback?error=access_denied&error_description=the+user+said+no&state="+url.QueryEscape(request))
+	if q := c.back(t, resp); q.Get("error") != "access_denied" || q.Get("error_description") != "Gitea did not grant access: access_denied: the user said no" {
+		t.Errorf("callback with Gitea's refusal: %v", q)
+	}
+	// Gitea's failure to redeem its code is shown to the user, with what Gitea
+	// said (its echo of the code redacted) and the likely fix, and a link
+	// that brings the error back to the client.
+	resp, page = c.get(t, c.base+"/oauth/callback?code=secret-gitea-code&state="+url.QueryEscape(request))
+	said := "Gitea answered 400 Bad Request: unauthorized_client: client is not authorized: [redacted][31m"
+	back, _ := url.Parse(html.UnescapeString(regexp.MustCompile(`href="([^"]*)"`).FindStringSubmatch(page + `href=""`)[1]))
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(page, html.EscapeString(said)) || !strings.Contains(page, "start the sign-in again") ||
+		strings.Contains(page, "secret-gitea-code") || back.Query().Get("error") != "server_error" || back.Query().Get("error_description") != "Gitea did not complete the sign-in: "+said {
+		t.Errorf("callback when Gitea refuses its code: %s\n%s", resp.Status, page)
+	}
+}
+
+// TestOAuthFixes checks that each example of Gitea's token endpoint errors
+// finds its fix in oauthFixes, and no earlier one; an error Gitea did not
+// answer gets the generic advice.
+func TestOAuthFixes(t *testing.T) {
+	o := testOAuth(t, oauthTestKey)
+	for i, f := range oauthFixes {
+		want := f.fix
+		if strings.Contains(want, "%s") {
+			want = fmt.Sprintf(want, o.public+"/oauth/callback")
 		}
+		for _, ex := range f.examples {
+			if got := o.fix(&giteaRefusal{status: "400 Bad Request", said: ex}); got != want {
+				t.Errorf("fix %d, example %q: got %q", i, ex, got)
+			}
+		}
+	}
+	if got := o.fix(errors.New("dial tcp: invalid client secret")); !strings.Contains(got, "GITEA_URL") {
+		t.Errorf("an error Gitea did not answer: got %q", got)
 	}
 }
 
@@ -781,8 +820,11 @@ func (g *fakeGitea) serve(w http.ResponseWriter, r *http.Request) {
 		case f.Get("grant_type") == "refresh_token" && strings.HasPrefix(f.Get("refresh_token"), "gitea-rt-"):
 			login = g.tokens[f.Get("refresh_token")]
 		}
-		if login == "" {
-			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+		if login == "" { // Gitea's error; this one echoes what it got, which the server must redact
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]string{"error": "unauthorized_client",
+				"error_description": "client is not authorized: " + f.Get("code") + f.Get("refresh_token") + "\x1b[31m"})
 			return
 		}
 		g.n++

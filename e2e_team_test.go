@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// oauthE2EApp registers, as alice, a confidential OAuth2 application in
+// Gitea whose redirect URIs are publics + /oauth/callback, removed at the
+// end, and returns its client id and secret.
+func oauthE2EApp(t *testing.T, g *giteaInstance, publics ...string) (string, string) {
+	t.Helper()
+	if g.Passwords["alice"] == "" {
+		t.Skip("signing in through Gitea's web UI needs the test users' passwords: a throwaway Gitea, not GITEA_TEST_URL")
+	}
+	var uris []string
+	for _, p := range publics {
+		uris = append(uris, p+"/oauth/callback")
+	}
+	var app struct {
+		ID           int64  `json:"id"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	status, _, data, err := g.api("alice", "POST", "/user/applications/oauth2", map[string]any{"name": "giteamcp-e2e-" + rand.Text(),
+		"redirect_uris": uris, "confidential_client": true})
+	if err != nil || status != http.StatusCreated || json.Unmarshal(data, &app) != nil || app.ClientSecret == "" {
+		t.Fatalf("register the OAuth2 application in Gitea: %d %v", status, err)
+	}
+	t.Cleanup(func() { g.api("alice", "DELETE", fmt.Sprintf("/user/applications/oauth2/%d", app.ID), nil) })
+	return app.ClientID, app.ClientSecret
+}
+
+// listenLoopback reserves a loopback listener and returns it with its URL.
+func listenLoopback(t *testing.T) (net.Listener, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln, "http://" + ln.Addr().String()
+}
+
+// serveOAuthOn serves, in this process, an OAuth-mode server with env on ln
+// and returns its transport.
+func serveOAuthOn(t *testing.T, ln net.Listener, env map[string]string) *httpTransport {
+	t.Helper()
+	getenv := func(k string) string { return env[k] }
+	s, err := newServer(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadHTTPConfig(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cfg.oauth.setPublic(ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	tr := s.newHTTPTransport(c)
+	ts := httptest.NewUnstartedServer(tr)
+	ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return tr
+}
+
+// TestE2EOAuthGiteaPublicURL signs alice in through a server whose GITEA_URL
+// is an address her browser cannot reach (a proxy to Gitea that only the
+// server uses), with GITEA_PUBLIC_URL the address it can: the browser goes
+// only to the public address, the server only to its own. Then a server with
+// a wrong client secret shows Gitea's answer and the fix on the page and in
+// its log, naming invalid_client, and no secret.
+func TestE2EOAuthGiteaPublicURL(t *testing.T) {
+	g := needGitea(t)
+	gitea, _ := url.Parse(g.URL)
+	var mu sync.Mutex
+	internal := map[string]int{} // paths the internal address served
+	proxy := httputil.NewSingleHostReverseProxy(gitea)
+	inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		internal[r.URL.Path]++
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer inside.Close()
+
+	ln, public := listenLoopback(t)
+	badLn, badPublic := listenLoopback(t)
+	id, secret := oauthE2EApp(t, g, public, badPublic)
+	env := map[string]string{"GITEA_URL": inside.URL, "GITEA_PUBLIC_URL": g.URL, "GITEA_MCP_PROFILE": "gitea-owner", "MCP_OAUTH_KEY": oauthTestKey,
+		"MCP_PUBLIC_URL": public, "GITEA_OAUTH_CLIENT_ID": id, "GITEA_OAUTH_CLIENT_SECRET": secret}
+	serveOAuthOn(t, ln, env)
+
+	c := newOAuthClient(t, public)
+	c.browser.Transport = &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == inside.Listener.Addr().String() {
+			return nil, errors.New("the browser cannot reach the server's GITEA_URL")
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	resp, _ := giteaAuthorize(t, g, c, "alice")
+	tok := c.exchange(t, c.back(t, resp).Get("code"))
+	if who, err := mcpWhoami(public, tok.Access, mcpSession(t, public, tok.Access)); err != nil || str(who["login"]) != "alice" {
+		t.Errorf("gitea_whoami after signing in: %v %v", who, err)
+	}
+	mu.Lock()
+	t.Logf("the server's own requests to GITEA_URL: %v", internal)
+	if internal["/login/oauth/access_token"] != 1 || internal["/login/oauth/authorize"] != 0 || internal["/user/login"] != 0 {
+		t.Errorf("want only the server's token request at GITEA_URL, no browser's: %v", internal)
+	}
+	mu.Unlock()
+
+	// A wrong client secret, in the built server, whose log is read.
+	cmd := exec.Command(serverBinary(t), "-http", badLn.Addr().String())
+	badLn.Close()
+	const wrong = "wrong-secret-0123456789"
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GITEA_URL=" + g.URL, "GITEA_MCP_PROFILE=gitea-owner",
+		"MCP_OAUTH_KEY=" + oauthTestKey, "MCP_PUBLIC_URL=" + badPublic, "GITEA_OAUTH_CLIENT_ID=" + id, "GITEA_OAUTH_CLIENT_SECRET=" + wrong}
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	waitServing(t, badPublic, log)
+	bad := newOAuthClient(t, badPublic)
+	resp, page := giteaAuthorize(t, g, bad, "alice")
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("sign-in with a wrong client secret: %s, want the error page (502)", resp.Status)
+	}
+	t.Logf("the page: %s", page)
+	t.Logf("the log: %s", log.String())
+	for where, text := range map[string]string{"page": page, "log": log.String()} {
+		for _, want := range []string{"invalid_client", "invalid client secret", "GITEA_OAUTH_CLIENT_SECRET"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the %s does not say %q", where, want)
+			}
+		}
+		if strings.Contains(text, wrong) || strings.Contains(text, secret) {
+			t.Errorf("the %s carries a client secret", where)
+		}
+	}
+}
+
+// waitServing waits up to 30 s for a server at base to answer its OAuth
+// metadata.
+func waitServing(t *testing.T, base string, log *lockedBuffer) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(base + "/.well-known/oauth-authorization-server"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not answer in 30s: %s", log.String())
+		}
+	}
+}
+
+// TestE2EOAuthTwoInstances runs two servers with one key behind a
+// round-robin proxy, as behind a load balancer: alice's sign-in starts on
+// one and finishes on the other, and her stateless calls alternate between
+// them. A code redeemed on one can be replayed on the other only with the
+// client's PKCE verifier.
+func TestE2EOAuthTwoInstances(t *testing.T) {
+	g := needGitea(t)
+	ln, public := listenLoopback(t)
+	id, secret := oauthE2EApp(t, g, public)
+	env := map[string]string{"GITEA_URL": g.URL, "GITEA_MCP_PROFILE": "gitea-owner", "MCP_OAUTH_KEY": oauthTestKey,
+		"MCP_PUBLIC_URL": public, "GITEA_OAUTH_CLIENT_ID": id, "GITEA_OAUTH_CLIENT_SECRET": secret}
+	var backends []*url.URL
+	for range 2 {
+		bln, base := listenLoopback(t)
+		serveOAuthOn(t, bln, env)
+		u, _ := url.Parse(base)
+		backends = append(backends, u)
+	}
+	var n atomic.Int64
+	var mu sync.Mutex
+	served := map[string][]int{} // method and path -> the instances that served it, in order
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		i := int(n.Add(1) % 2)
+		pr.SetURL(backends[i])
+		pr.Out.Host = pr.In.Host
+		mu.Lock()
+		served[pr.In.Method+" "+pr.In.URL.Path] = append(served[pr.In.Method+" "+pr.In.URL.Path], i)
+		mu.Unlock()
+	}}
+	front := &http.Server{Handler: rp}
+	go front.Serve(ln)
+	defer front.Close()
+
+	c := newOAuthClient(t, public)
+	resp, _ := giteaAuthorize(t, g, c, "alice")
+	back := c.back(t, resp)
+	tok := c.exchange(t, back.Get("code"))
+	mu.Lock()
+	start, finish := served["GET /authorize"], served["POST /token"]
+	mu.Unlock()
+	t.Logf("instances that served the sign-in: %v", served)
+	if len(start) != 1 || len(finish) != 1 || start[0] == finish[0] {
+		t.Fatalf("the sign-in started on instance %v and finished on %v; want one each, different", start, finish)
+	}
+
+	// A replay of the code on the other instance needs the verifier; with it,
+	// within the code's 60 s, it succeeds (README says so).
+	replay := url.Values{"grant_type": {"authorization_code"}, "code": {back.Get("code")}, "client_id": {c.id},
+		"redirect_uri": {oauthTestRedirect}, "code_verifier": {strings.Repeat("x", 43)}}
+	other := *c // straight to the instance that did not redeem the code
+	other.base = backends[1-finish[0]].String()
+	if status, got := other.token(t, replay); status != http.StatusBadRequest || got.Error != "invalid_grant" {
+		t.Errorf("the code replayed on the other instance without the verifier: %d %q", status, got.Error)
+	}
+	replay.Set("code_verifier", c.verifier)
+	status, got := other.token(t, replay)
+	t.Logf("the code replayed with the verifier on the instance that did not redeem it: %d %q %q", status, got.Error, got.Description)
+
+	// Stateless calls alternate between the instances, each as alice.
+	for i := range 6 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"gitea_whoami","arguments":{},"_meta":{%q:%q,%q:{}}}}`,
+			i, metaVersion, modernVersion, metaCapabilities)
+		st, out, err := loadPost(http.DefaultClient, public, []string{"Authorization", "Bearer " + tok.Access, hdrVersion, modernVersion,
+			hdrMethod, "tools/call", hdrName, "gitea_whoami"}, json.RawMessage(body))
+		if err != nil || st != http.StatusOK || !strings.Contains(string(out), `\"login\":\"alice\"`) {
+			t.Errorf("call %d: %d %v %.300s", i, st, err, out)
+		}
+	}
+	mu.Lock()
+	calls := served["POST /mcp"]
+	mu.Unlock()
+	if len(calls) != 6 || calls[0] == calls[1] || calls[1] == calls[2] {
+		t.Errorf("calls served by instances %v; want them alternating", calls)
+	}
+}
