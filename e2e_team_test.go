@@ -252,3 +252,108 @@ func TestE2EOAuthTwoInstances(t *testing.T) {
 		t.Errorf("calls served by instances %v; want them alternating", calls)
 	}
 }
+
+// TestE2EHTTPBusyLoad sends 500 requests at once over HTTP to the built
+// server, half in a session and half stateless, each for one of a few
+// repositories of the real Gitea. Each gets either the answer to itself
+// (its id, the repository it asked for) or, beyond the 64 in flight, the
+// "server busy" error with its id; the busy ones are sent again until all
+// are answered, each once. The server's peak resident memory stays under
+// 200 MB.
+func TestE2EHTTPBusyLoad(t *testing.T) {
+	g := needGitea(t)
+	owner, repo := ownerRepo(g)
+	ln, base := listenLoopback(t)
+	cmd := exec.Command(serverBinary(t), "-http", ln.Addr().String())
+	ln.Close()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GITEA_URL=" + g.URL, "GITEA_TOKEN=" + g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner"}
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "serving MCP"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start: %s", log.String())
+		}
+	}
+	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 500}}
+	defer client.CloseIdleConnections()
+	sid := httpSessionID(t, base, "2025-11-25")
+	targets := []loadTarget{{owner, repo, 200}, {owner, "missing-1", 404}, {"bob", "missing-2", 404}}
+	const n = 500
+	busyText := fmt.Sprintf("server busy: %d messages in flight", maxInFlight)
+	answered := make([]int, n)
+	pending := make([]int, n)
+	for i := range pending {
+		pending[i] = i
+	}
+	for round := 1; len(pending) > 0; round++ {
+		if round > 50 {
+			t.Fatalf("%d requests still busy after 50 rounds", len(pending))
+		}
+		var mu sync.Mutex
+		var again []int
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for _, i := range pending {
+			wg.Go(func() {
+				<-start
+				tg := targets[i%len(targets)]
+				id := fmt.Sprintf("load-%d", i)
+				params := map[string]any{"name": "gitea_call_operation",
+					"arguments": map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": tg.owner, "repo": tg.repo}}}
+				kv := []string{hdrSession, sid, hdrVersion, "2025-11-25"}
+				if i%2 == 1 {
+					params["_meta"] = map[string]any{metaVersion: modernVersion, metaCapabilities: map[string]any{}}
+					kv = []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "gitea_call_operation"}
+				}
+				status, body, err := loadPost(client, base, kv, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+				var r struct {
+					ID     string
+					Result struct{ Content []struct{ Text string } }
+					Error  *rpcError
+				}
+				var env struct {
+					Status  int
+					Request struct{ Path string }
+				}
+				switch {
+				case err != nil:
+					t.Errorf("%s: %v", id, err)
+				case json.Unmarshal(body, &r) != nil || r.ID != id:
+					t.Errorf("%s: HTTP %d, the answer of another request or none: %.300s", id, status, body)
+				case status == http.StatusServiceUnavailable && r.Error != nil && strings.HasPrefix(r.Error.Message, busyText):
+					mu.Lock()
+					again = append(again, i)
+					mu.Unlock()
+				case len(r.Result.Content) != 1 || json.Unmarshal([]byte(r.Result.Content[0].Text), &env) != nil ||
+					env.Request.Path != "/repos/"+tg.owner+"/"+tg.repo || env.Status != tg.status:
+					t.Errorf("%s: HTTP %d, not the answer for %s/%s: %.300s", id, status, tg.owner, tg.repo, body)
+				default:
+					mu.Lock()
+					answered[i]++
+					mu.Unlock()
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		t.Logf("round %d: %d sent at once, %d answered, %d busy", round, len(pending), len(pending)-len(again), len(again))
+		if round == 1 && len(again) == 0 {
+			t.Errorf("500 at once: none was refused as busy, want the excess over %d refused", maxInFlight)
+		}
+		pending = again
+	}
+	for i, a := range answered {
+		if a != 1 {
+			t.Errorf("load-%d answered %d times, want once", i, a)
+		}
+	}
+	peak := procStatus(t, cmd.Process.Pid, "VmHWM")
+	t.Logf("the server's peak resident memory: %d kB", peak)
+	if peak > 200<<10 {
+		t.Errorf("peak resident memory %d kB, want under 200 MB", peak)
+	}
+}
