@@ -1,0 +1,308 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The checks that read Gitea's live state before a call (executor.check: the
+// pull request's author before an approval or merge, whether an issue is a
+// pull request before editing it) and the workflow gates (merge and
+// reconcile), run offline against the fake Gitea: what each branch sends and
+// what it refuses. The end-to-end tests run the same paths against the real
+// Gitea.
+
+const (
+	prPath    = "/repos/alice/demo/pulls/1"
+	issuePath = "/repos/alice/demo/issues/1"
+	headSHA   = "1111111111111111111111111111111111111111"
+	otherSHA  = "2222222222222222222222222222222222222222"
+	baseSHA   = "3333333333333333333333333333333333333333"
+)
+
+// fakePR is a pull request as Gitea answers it; mergeable nil is unknown.
+func fakePR(author, state, head string, mergeable any) map[string]any {
+	return map[string]any{"number": 1, "state": state, "merged": false, "mergeable": mergeable,
+		"user": map[string]any{"login": author}, "head": map[string]any{"sha": head}, "base": map[string]any{"ref": "main"}}
+}
+
+// liveGot is what a live-check or gate test compares: the outcome, the
+// denial (kind, required permission and reason) or the gates that blocked,
+// and every request sent to Gitea.
+type liveGot struct {
+	IsError bool
+	Kind    string   // error.kind
+	Perm    string   // permission_report.required_permission
+	Reason  string   // permission_report.reason
+	Blocked []string // gates that did not pass
+	Sent    []string // "METHOD /path" of every request to Gitea but GET /user
+	NoWho   bool     // no GET /user was sent (who the token is)
+}
+
+// liveCase is one call against a scripted fake Gitea.
+type liveCase struct {
+	name    string
+	profile string
+	script  func(f *scriptedGitea)
+	tool    string
+	args    map[string]any
+	want    liveGot
+}
+
+// runLiveCases runs each case on its own fake Gitea and server.
+func runLiveCases(t *testing.T, cases []liveCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newScriptedGitea(t)
+			tc.script(f)
+			s := f.server(t, "GITEA_MCP_PROFILE", tc.profile)
+			out, isErr := fakeCall(t, t.Context(), s, tc.tool, tc.args)
+			got := liveGot{IsError: isErr, Kind: str0(get(out, "error.kind")),
+				Perm: str0(get(out, "error.permission_report.required_permission")), Reason: str0(get(out, "error.permission_report.reason"))}
+			if gates, ok := out["gates"].([]any); ok {
+				for _, g := range gates {
+					if g := g.(map[string]any); g["passed"] != true {
+						got.Blocked = append(got.Blocked, g["gate"].(string))
+					}
+				}
+			}
+			got.NoWho = true
+			for _, r := range f.requests() {
+				if r.Method+" "+r.Path == "GET /user" {
+					got.NoWho = false
+				} else {
+					got.Sent = append(got.Sent, r.Method+" "+r.Path)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s\nresult: %v", diff, out)
+			}
+		})
+	}
+}
+
+// str0 is fmt.Sprint of v, "" for nil.
+func str0(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// TestLiveChecks covers every branch of executor.check that reads Gitea.
+func TestLiveChecks(t *testing.T) {
+	t.Parallel()
+	approve := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "APPROVED"}
+	merge := map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge"}}}
+	editIssue := func(body map[string]any) map[string]any {
+		return map[string]any{"operation": "issueEditIssue", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": body}}
+	}
+	closeIssue := editIssue(map[string]any{"state": "closed"})
+	pr := func(author string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(prPath, fakePR(author, "open", headSHA, true)).
+				on("POST", prPath+"/reviews", 200, `{"id":7}`).on("POST", prPath+"/merge", 200)
+		}
+	}
+	issue := func(isPR bool) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			v := map[string]any{"number": 1, "state": "open"}
+			if isPR {
+				v["pull_request"] = map[string]any{"merged": false}
+			}
+			f.user("bob").json(issuePath, v).on("PATCH", issuePath, 201, `{"number":1}`)
+		}
+	}
+	denied := func(perm, reason string, sent ...string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: sent}
+	}
+	const getPR, getIssue = "GET " + prPath, "GET " + issuePath
+	runLiveCases(t, []liveCase{
+		{"approve another's pull request", "gitea-reviewer", pr("alice"), "gitea_review_pr", approve,
+			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
+		{"approve one's own pull request", "gitea-reviewer", pr("bob"), "gitea_review_pr", approve,
+			denied(permApprove, `"bob" authored this pull request and may not approve it; use a profile with another identity`, getPR)},
+		{"approve one's own pull request, author in other case", "gitea-reviewer", pr("BOB"), "gitea_review_pr", approve,
+			denied(permApprove, `"bob" authored this pull request and may not approve it; use a profile with another identity`, getPR)},
+		{"approve a pull request without author", "gitea-reviewer", pr(""), "gitea_review_pr", approve,
+			denied(permApprove, "cannot compare the pull request author with the authenticated identity; refusing to approve", getPR)},
+		{"approve with the author unreadable", "gitea-reviewer", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 500, `{"message":"boom"}`) },
+			"gitea_review_pr", approve, denied(permApprove, "cannot read the pull request's author from Gitea; refusing", getPR)},
+		{"approve with the identity unverifiable", "gitea-reviewer", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "open", headSHA, true)) },
+			"gitea_review_pr", approve, denied(permApprove, "authenticated identity unknown; verify it with gitea_whoami before mutating")},
+		{"approve without the permission reads nothing", "gitea-merger", pr("alice"), "gitea_review_pr", approve,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: permApprove, Reason: reasonOf(t, "gitea-merger", permApprove), NoWho: true}},
+		{"merge another's pull request", "gitea-merger", pr("alice"), "gitea_call_operation", merge,
+			liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
+		{"merge one's own pull request", "gitea-merger", pr("bob"), "gitea_call_operation", merge,
+			denied(permMerge, `"bob" authored this pull request and may not merge it; use a profile with another identity`, getPR)},
+		{"merge with the author unreadable", "gitea-merger", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 404, `{"message":"gone"}`) },
+			"gitea_call_operation", merge, denied(permMerge, "cannot read the pull request's author from Gitea; refusing", getPR)},
+		{"close an issue", "gitea-issue-manager", issue(false), "gitea_call_operation", closeIssue,
+			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
+		{"close a pull request through the issue API", "gitea-issue-manager", issue(true), "gitea_call_operation", closeIssue,
+			denied("gitea.pr.close", reasonOf(t, "gitea-issue-manager", "gitea.pr.close"), getIssue)},
+		{"edit a pull request through the issue API", "gitea-issue-manager", issue(true), "gitea_call_operation", editIssue(map[string]any{"title": "t"}),
+			denied("gitea.pr.create", reasonOf(t, "gitea-issue-manager", "gitea.pr.create"), getIssue)},
+		{"close a pull request through the issue API, allowed", "prgs-reconciler", issue(true), "gitea_call_operation", closeIssue,
+			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
+		{"edit with the issue unreadable", "gitea-issue-manager", func(f *scriptedGitea) { f.user("bob").on("GET", issuePath, 500, `{"message":"boom"}`) },
+			"gitea_call_operation", closeIssue,
+			denied("gitea.issue.close", "cannot read the issue to tell whether it is a pull request; refusing to edit it", getIssue)},
+		{"mutation without a profile reads nothing", "", pr("alice"), "gitea_call_operation", merge,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: permMerge, Reason: "no active profile; gitea.pr.merge needs one (set GITEA_MCP_PROFILE)", NoWho: true}},
+		{"read without a profile", "", pr("alice"), "gitea_call_operation", map[string]any{"operation": "repoGetPullRequest",
+			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1}}, liveGot{Sent: []string{getPR}}},
+	})
+}
+
+// reasonOf is the reason the built-in profile name gives for perm.
+func reasonOf(t *testing.T, name, perm string) string {
+	i := slices.IndexFunc(builtinProfiles(), func(p *profile) bool { return p.Name == name })
+	if i < 0 {
+		t.Fatalf("no built-in profile %q", name)
+	}
+	p := builtinProfiles()[i]
+	if err := p.compile(); err != nil {
+		t.Fatal(err)
+	}
+	ok, why := p.allows(perm)
+	if ok {
+		t.Fatalf("%s allows %s", name, perm)
+	}
+	return why
+}
+
+// TestMergeGates covers every gate of gitea_merge_pr: nothing is sent to
+// merge unless all pass.
+func TestMergeGates(t *testing.T) {
+	t.Parallel()
+	args := func(kv ...any) map[string]any {
+		return with(map[string]any{"owner": "alice", "repo": "demo", "index": 1, "head_sha": headSHA, "confirm": "MERGE PR 1"}, kv...)
+	}
+	open := func(author, head string, mergeable any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(prPath, fakePR(author, "open", head, mergeable)).on("POST", prPath+"/merge", 200).
+				json(prPath+"/files", []any{map[string]any{"filename": "b.go"}, map[string]any{"filename": "a.go"}}, []any{})
+		}
+	}
+	const getPR, files, doMerge = "GET " + prPath, "GET " + prPath + "/files", "POST " + prPath + "/merge"
+	merged := liveGot{Sent: []string{getPR, getPR, doMerge, getPR}}
+	refused := func(gates ...string) liveGot {
+		return liveGot{IsError: true, Blocked: gates, Sent: []string{getPR}}
+	}
+	runLiveCases(t, []liveCase{
+		{"all gates pass", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args(), merged},
+		{"all gates pass, squash", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("merge_method", "squash"), merged},
+		{"confirm in other case", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("confirm", "merge pr 1"),
+			liveGot{IsError: true, Blocked: []string{"confirm"}, NoWho: true}},
+		{"confirm of another pull request", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("confirm", "MERGE PR 2"),
+			liveGot{IsError: true, Blocked: []string{"confirm"}, NoWho: true}},
+		{"mergeable unknown", "gitea-merger", open("alice", headSHA, nil), "gitea_merge_pr", args(), refused("Gitea reports it mergeable")},
+		{"mergeable false", "gitea-merger", open("alice", headSHA, false), "gitea_merge_pr", args(), refused("Gitea reports it mergeable")},
+		{"head changed", "gitea-merger", open("alice", otherSHA, true), "gitea_merge_pr", args(), refused("head is still head_sha")},
+		{"own pull request", "gitea-merger", open("bob", headSHA, true), "gitea_merge_pr", args(), refused("not the author")},
+		{"profile without merge", "gitea-reviewer", open("alice", headSHA, true), "gitea_merge_pr", args(), refused("profile allows gitea.pr.merge")},
+		{"identity unverifiable", "gitea-merger", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "open", headSHA, true)) }, "gitea_merge_pr", args(),
+			liveGot{IsError: true, Blocked: []string{"identity verified", "not the author"}, Sent: []string{getPR}}},
+		{"closed", "gitea-merger", func(f *scriptedGitea) { f.user("bob").json(prPath, fakePR("alice", "closed", headSHA, true)) }, "gitea_merge_pr", args(),
+			refused("pull request open")},
+		{"pull request unreadable", "gitea-merger", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 500, `{"message":"boom"}`) }, "gitea_merge_pr", args(),
+			liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR}}},
+		{"expected files match", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go", "b.go"}),
+			liveGot{Sent: []string{getPR, files, files, getPR, doMerge, getPR}}},
+		{"expected files differ", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}),
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
+		{"changed files unreadable", "gitea-merger", func(f *scriptedGitea) {
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/files", 500, `{"message":"boom"}`)
+		}, "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}), liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR, files}}},
+		{"Gitea refuses the merge", "gitea-merger", func(f *scriptedGitea) {
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("POST", prPath+"/merge", 405, `{"message":"not mergeable"}`)
+		}, "gitea_merge_pr", args(), liveGot{IsError: true, Blocked: []string{"merge"}, Sent: []string{getPR, getPR, doMerge}}},
+	})
+}
+
+// TestEligibilityGates covers gitea_check_pr_eligibility, whose gates the
+// merge shares: unknown mergeability is not mergeable.
+func TestEligibilityGates(t *testing.T) {
+	t.Parallel()
+	check := func(action string) map[string]any {
+		return map[string]any{"owner": "alice", "repo": "demo", "index": 1, "action": action}
+	}
+	pr := func(author string, mergeable any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) { f.user("bob").json(prPath, fakePR(author, "open", headSHA, mergeable)) }
+	}
+	sent := []string{"GET " + prPath}
+	runLiveCases(t, []liveCase{
+		{"approve", "gitea-reviewer", pr("alice", nil), "gitea_check_pr_eligibility", check("approve"), liveGot{Sent: sent}},
+		{"approve own", "gitea-reviewer", pr("bob", nil), "gitea_check_pr_eligibility", check("approve"), liveGot{Blocked: []string{"not the author"}, Sent: sent}},
+		{"merge", "gitea-merger", pr("alice", true), "gitea_check_pr_eligibility", check("merge"), liveGot{Sent: sent}},
+		{"merge, mergeable unknown", "gitea-merger", pr("alice", nil), "gitea_check_pr_eligibility", check("merge"),
+			liveGot{Blocked: []string{"Gitea reports it mergeable"}, Sent: sent}},
+		{"merge without a profile", "", pr("alice", true), "gitea_check_pr_eligibility", check("merge"),
+			liveGot{Blocked: []string{"profile allows gitea.pr.merge"}, Sent: sent}},
+		{"pull request unreadable", "gitea-merger", func(f *scriptedGitea) { f.on("GET", prPath, 404, `{"message":"gone"}`) }, "gitea_check_pr_eligibility", check("merge"),
+			liveGot{IsError: true, Kind: "not_found", Sent: sent}},
+	})
+}
+
+// TestReconcileGates covers every gate of gitea_reconcile_already_landed_pr:
+// the pull request is closed only after a live proof that its head is in
+// the base branch and that the head did not move since the proof.
+func TestReconcileGates(t *testing.T) {
+	t.Parallel()
+	args := map[string]any{"owner": "alice", "repo": "demo", "index": 1}
+	const branch, compare = "/repos/alice/demo/branches/main", "/repos/alice/demo/compare/" + baseSHA + "..." + headSHA
+	landed := func(total int, again ...any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("carol").json(prPath, append([]any{fakePR("alice", "open", headSHA, true)}, again...)...).
+				json(branch, map[string]any{"commit": map[string]any{"id": baseSHA}}).
+				json(compare, map[string]any{"total_commits": total}).
+				on("POST", issuePath+"/comments", 201, `{"id":9}`).on("PATCH", prPath, 201, `{"number":1}`)
+		}
+	}
+	const getPR, getBranch, getCompare = "GET " + prPath, "GET " + branch, "GET " + compare
+	proof := []string{getPR, getBranch, getCompare, getPR}
+	closed := append(slices.Clone(proof), "POST "+issuePath+"/comments", "PATCH "+prPath)
+	runLiveCases(t, []liveCase{
+		{"landed", "prgs-reconciler", landed(0), "gitea_reconcile_already_landed_pr", args, liveGot{Sent: closed}},
+		{"head not in base", "prgs-reconciler", landed(2), "gitea_reconcile_already_landed_pr", args,
+			liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
+		{"head moved since the proof", "prgs-reconciler", landed(0, fakePR("alice", "open", otherSHA, true)), "gitea_reconcile_already_landed_pr", args,
+			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
+		{"closed since the proof", "prgs-reconciler", landed(0, fakePR("alice", "closed", headSHA, true)), "gitea_reconcile_already_landed_pr", args,
+			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
+		{"not open", "prgs-reconciler", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "closed", headSHA, true)) }, "gitea_reconcile_already_landed_pr", args,
+			liveGot{IsError: true, Blocked: []string{"pull request open"}, Sent: []string{getPR}}},
+		{"no profile", "", landed(0), "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"reconciler profile"}, NoWho: true}},
+		{"not a reconciler profile", "gitea-owner", landed(0), "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"reconciler profile"}, NoWho: true}},
+		{"pull request unreadable", "prgs-reconciler", func(f *scriptedGitea) { f.on("GET", prPath, 500, `{"message":"boom"}`) }, "gitea_reconcile_already_landed_pr", args,
+			liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR}}},
+		{"base unreadable", "prgs-reconciler", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "open", headSHA, true)) }, "gitea_reconcile_already_landed_pr", args,
+			liveGot{IsError: true, Kind: "not_found", Sent: []string{getPR, getBranch}}},
+		{"comparison unanswered", "prgs-reconciler", func(f *scriptedGitea) {
+			f.json(prPath, fakePR("alice", "open", headSHA, true)).json(branch, map[string]any{"commit": map[string]any{"id": baseSHA}}).json(compare, map[string]any{})
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
+		{"comparison fails", "prgs-reconciler", func(f *scriptedGitea) {
+			f.json(prPath, fakePR("alice", "open", headSHA, true)).json(branch, map[string]any{"commit": map[string]any{"id": baseSHA}})
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Kind: "not_found", Sent: proof[:3]}},
+		{"second read fails", "prgs-reconciler", func(f *scriptedGitea) {
+			landed(0)(f)
+			f.then("GET", prPath, 500, `{"message":"boom"}`)
+		}, "gitea_reconcile_already_landed_pr", args,
+			liveGot{IsError: true, Kind: "server_error", Sent: proof}},
+		{"comment refused", "prgs-reconciler", func(f *scriptedGitea) {
+			landed(0)(f)
+			f.on("POST", issuePath+"/comments", 403, `{"message":"locked"}`)
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"proof comment"}, Sent: closed[:5]}},
+		{"close refused", "prgs-reconciler", func(f *scriptedGitea) {
+			landed(0)(f)
+			f.on("PATCH", prPath, 403, `{"message":"no"}`)
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"close"}, Sent: closed}},
+	})
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Security behaviours that each had a mutation survive every test: each test
+// here fails when its behaviour is broken (see testdata/mutate.sh).
+
+// TestCallerTokenRedacted shows that the token of a per-request caller (an
+// OAuth user) is redacted exactly from results, although it is on no
+// configured secret list: only the server's own GITEA_TOKEN is.
+func TestCallerTokenRedacted(t *testing.T) {
+	t.Parallel()
+	const userToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567" // a Gitea token: masked by no pattern
+	f := newScriptedGitea(t).accept(userToken).user("carol").
+		json("/repos/alice/demo", map[string]any{"full_name": "alice/demo", "description": "deploy with " + userToken})
+	s := f.server(t)
+	ctx := context.WithValue(t.Context(), callerKey{}, &caller{token: userToken, mode: "oauth"})
+	params := []byte(`{"name":"repoGet","arguments":{"owner":"alice","repo":"demo"}}`)
+	res, rerr := s.callTool(ctx, nil, params)
+	if rerr != nil {
+		t.Fatal(rerr.Message)
+	}
+	text := string(encode(res))
+	if strings.Contains(text, userToken) {
+		t.Errorf("the caller's token reached the result: %s", text)
+	}
+	if !strings.Contains(text, "deploy with [REDACTED]") {
+		t.Errorf("want the token redacted in place: %s", text)
+	}
+	for _, r := range f.requests() {
+		if r.Path == "/repos/alice/demo" {
+			return
+		}
+	}
+	t.Error("the request was not sent with the caller's token")
+}
+
+// TestAuditFailureStopsMutations shows that once the audit log cannot be
+// written, mutations are refused before they are sent (kind infra_stop),
+// while reads go on.
+func TestAuditFailureStopsMutations(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full, a file every write to fails")
+	}
+	f := newScriptedGitea(t).user("bob").json(issuePath+"/comments", []any{}).
+		on("POST", issuePath+"/comments", 201, `{"id":1}`)
+	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-issue-manager", "GITEA_AUDIT_LOG", "/dev/full")
+	comment := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": "hello"}
+	list := map[string]any{"owner": "alice", "repo": "demo", "index": 1}
+	type outcome struct {
+		IsError bool
+		Kind    string
+		Writes  int
+	}
+	var got []outcome
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{{"gitea_create_issue_comment", comment}, {"gitea_create_issue_comment", comment}, {"gitea_list_issue_comments", list}} {
+		out, isErr := fakeCall(t, t.Context(), s, call.tool, call.args)
+		got = append(got, outcome{isErr, str0(get(out, "error.kind")), len(f.writes())})
+	}
+	// The first comment is sent and its audit line fails; the second is
+	// refused unsent; reads still work.
+	want := []outcome{{false, "", 1}, {true, "infra_stop", 1}, {false, "", 1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRouteRoundTrip shows that a path value which makes the encoded path
+// resolve to another operation is refused unsent: userGet with username
+// "search" would be userSearch.
+func TestRouteRoundTrip(t *testing.T) {
+	t.Parallel()
+	f := newScriptedGitea(t).user("bob").json("/users/search", map[string]any{"ok": true}).json("/users/bob", map[string]any{"login": "bob"})
+	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-owner")
+	for _, tc := range []struct {
+		username string
+		kind     string
+		sent     bool
+	}{
+		{"search", "invalid_request", false},
+		{"bob", "", true},
+	} {
+		before := len(f.requests())
+		out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "userGet", "arguments": map[string]any{"username": tc.username}})
+		sent := slicesContainsPath(f.requests()[before:], "/users/"+tc.username)
+		if kind := str0(get(out, "error.kind")); kind != tc.kind || sent != tc.sent {
+			t.Errorf("userGet %q: kind %q sent %v, want %q sent %v: %v", tc.username, kind, sent, tc.kind, tc.sent, out)
+		}
+	}
+}
+
+// slicesContainsPath reports whether one of reqs is for path.
+func slicesContainsPath(reqs []fakeRequest, path string) bool {
+	for _, r := range reqs {
+		if r.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGiteaErrorScrubbed shows that Gitea's error messages pass the result
+// pipeline: hidden characters removed, the token redacted, secrets masked,
+// the instance's URL removed.
+func TestGiteaErrorScrubbed(t *testing.T) {
+	t.Parallel()
+	gh := "ghp_" + strings.Repeat("Ab1", 12)
+	f := newScriptedGitea(t).user("bob")
+	msg, _ := json.Marshal(map[string]any{"message": "bad\u200b key " + gh + " for " + fakeToken + " at " + f.URL + "/api/v1/x"})
+	f.on("GET", "/repos/alice/demo", http.StatusUnprocessableEntity, string(msg))
+	out, isErr := fakeCall(t, t.Context(), f.server(t), "repoGet", map[string]any{"owner": "alice", "repo": "demo"})
+	got := str0(get(out, "error.message"))
+	for _, leak := range []string{"\u200b", gh[4:], fakeToken, f.URL} {
+		if strings.Contains(got, leak) {
+			t.Errorf("error message keeps %q: %q", leak, got)
+		}
+	}
+	if !isErr || !strings.Contains(got, "[MASKED]") || !strings.Contains(got, "[REDACTED]") {
+		t.Errorf("want an error with masked and redacted parts, got %q", got)
+	}
+}
+
+// TestBearerWholeDigest shows that the bearer check compares the whole
+// SHA-256 digest (a difference in any byte refuses) and the whole header
+// (a word after the token refuses).
+func TestBearerWholeDigest(t *testing.T) {
+	t.Parallel()
+	const token = "Wh0le-Digest_0123456789abcdef"
+	c, err := loadHTTPConfig(func(k string) string { return map[string]string{"MCP_BEARER_TOKEN": token}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(auth string) *http.Request {
+		r, _ := http.NewRequest("POST", "http://127.0.0.1/mcp", nil)
+		r.Header.Set("Authorization", auth)
+		return r
+	}
+	if !c.authorized(req("Bearer " + token)) {
+		t.Fatal("the token itself is refused")
+	}
+	for _, auth := range []string{"Bearer " + token + " extra", "Bearer " + token + " " + token, "Bearer extra " + token} {
+		if c.authorized(req(auth)) {
+			t.Errorf("%q is accepted", auth)
+		}
+	}
+	want := sha256.Sum256([]byte(token))
+	for i := range want {
+		c.hash = want
+		c.hash[i] ^= 1
+		if c.authorized(req("Bearer " + token)) {
+			t.Errorf("a digest differing in byte %d is accepted", i)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The masking corpus: for every kind of secret README's "Results" section
+// promises to mask, keys in the provider's real format, made at test time
+// from a seeded generator (so no key-shaped string is committed), each
+// embedded in text as it would appear in an issue. It is kept apart from the
+// rule table (redact.go), whose own examples cannot pin a rule deleted
+// together with them.
+
+// corpusKey is one secret of the corpus.
+type corpusKey struct {
+	term    string // the words README uses for it
+	rule    string // the masking rule that must name it
+	context string // text around the key; %s is the key
+	key     func(g *keyGen) (key, secret string)
+}
+
+// keyGen makes random strings of given alphabets.
+type keyGen struct{ r *rand.Rand }
+
+const (
+	alnum    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	base64ID = alnum + "_-"
+	upperNum = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	digits   = "0123456789"
+	base32lc = "abcdefghijklmnopqrstuvwxyz234567"
+)
+
+// s returns n random characters of alphabet.
+func (g *keyGen) s(alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[g.r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// bytes returns n random bytes.
+func (g *keyGen) bytes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(g.r.IntN(256))
+	}
+	return b
+}
+
+// prefixed makes a key of prefix and a random body, the body being the secret.
+func prefixed(prefix, alphabet string, n int) func(g *keyGen) (string, string) {
+	return func(g *keyGen) (string, string) {
+		body := g.s(alphabet, n)
+		return prefix + body, body
+	}
+}
+
+// secretCorpus lists the corpus, by README term.
+var secretCorpus = []corpusKey{
+	{"GitHub", "github", "the CI log printed %s by mistake", prefixed("ghp_", alnum, 36)},
+	{"GitHub", "github", "fine-grained %s was pasted here", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 22) + "_" + g.s(alnum, 59)
+		return "github_pat_" + body, body
+	}},
+	{"GitLab", "gitlab", "mirror with %s please", prefixed("glpat-", base64ID, 20)},
+	{"Gitea OAuth", "gitea_oauth", "client secret is %s now", prefixed("gto_", base32lc, 52)},
+	{"Gitea OAuth", "gitea_oauth", "redirected with %s in the address bar", prefixed("gta_", base32lc, 52)},
+	{"AWS", "aws_access_key_id", "the access key %s is in the env dump", prefixed("AKIA", upperNum, 16)},
+	{"Slack", "slack_token", "bot token %s leaked", func(g *keyGen) (string, string) {
+		body := g.s(digits, 12) + "-" + g.s(digits, 13) + "-" + g.s(alnum, 24)
+		return "xoxb-" + body, body
+	}},
+	{"Slack", "slack_webhook", "alerts go to %s today", func(g *keyGen) (string, string) {
+		body := "T" + g.s(upperNum, 10) + "/B" + g.s(upperNum, 10) + "/" + g.s(alnum, 24)
+		return "https://hooks.slack.com/services/" + body, body
+	}},
+	{"Stripe", "stripe", "charge with %s then", prefixed("sk_live_", alnum, 24)},
+	{"Stripe", "stripe", "restricted %s for reports", prefixed("rk_live_", alnum, 24)},
+	{"Google", "google_api_key", "maps use %s in the page", prefixed("AIza", base64ID, 35)},
+	{"OpenAI", "openai", "the model is called with %s in tests", prefixed("sk-proj-", base64ID, 120)},
+	{"OpenAI", "openai", "old key %s still works", prefixed("sk-", alnum, 48)},
+	{"Anthropic", "anthropic", "the agent runs with %s locally", func(g *keyGen) (string, string) {
+		body := g.s(base64ID, 93) + "AA"
+		return "sk-ant-api03-" + body, body
+	}},
+	{"JWTs", "jwt", "session cookie %s captured", func(g *keyGen) (string, string) {
+		enc := base64.RawURLEncoding.EncodeToString
+		body := enc([]byte(`{"sub":"`+g.s(digits, 8)+`","name":"`+g.s(alnum, 12)+`","iat":1700000000}`)) + "." + enc(g.bytes(32))
+		return enc([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + body, body
+	}},
+	{"private keys", "private_key", "deploy key:\n%s\nend of paste", func(g *keyGen) (string, string) {
+		body := base64.StdEncoding.EncodeToString(g.bytes(300))
+		var lines []string
+		for len(body) > 70 {
+			lines, body = append(lines, body[:70]), body[70:]
+		}
+		body = strings.Join(append(lines, body), "\n")
+		return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + body + "\n-----END OPENSSH PRIVATE KEY-----", lines[1]
+	}},
+	{"Authorization headers", "authorization_header", "curl -H 'Authorization: token %s' works", func(g *keyGen) (string, string) {
+		body := hex.EncodeToString(g.bytes(20))
+		return body, body
+	}},
+	{"Authorization headers", "bearer", "send Bearer %s to the API", prefixed("", base64ID, 32)},
+	{"URL credentials", "url_credentials", "git clone %s fails", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 20)
+		return "https://deploy:" + body + "@git.example.com/o/r.git", body
+	}},
+	{"generic api_key/token/password/secret assignments", "generic_secret", "set %s in the config", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 24)
+		return "api_key=" + body, body
+	}},
+	{"generic api_key/token/password/secret assignments", "generic_secret", "the .env has %s in it", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 16)
+		return "DB_PASSWORD=" + body, body
+	}},
+}
+
+// readmeMaskingTerms returns the kinds of secrets README's pattern masking
+// step names: the provider keys in parentheses and the other kinds listed.
+func readmeMaskingTerms(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "`", "")), " ")
+	m := regexp.MustCompile(`Pattern masking \(SECRET_DETECTION_MODE\): provider keys \(([^)]*)\), (.*?) keep their public prefix`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README.md: no pattern masking step of the form \"Pattern masking (`SECRET_DETECTION_MODE`): provider keys (...), ... keep their public prefix\"")
+	}
+	terms := strings.Split(m[1], ", ")
+	for _, part := range strings.Split(m[2], ", ") {
+		terms = append(terms, strings.Split(part, " and ")...)
+	}
+	return terms
+}
+
+// TestSecretCorpusMatchesREADME checks that the corpus has keys for exactly
+// the kinds README names, and for every masking rule.
+func TestSecretCorpusMatchesREADME(t *testing.T) {
+	t.Parallel()
+	var corpusTerms, corpusRules []string
+	for _, k := range secretCorpus {
+		if !slices.Contains(corpusTerms, k.term) {
+			corpusTerms = append(corpusTerms, k.term)
+		}
+		corpusRules = append(corpusRules, k.rule)
+	}
+	readme := readmeMaskingTerms(t)
+	slices.Sort(readme)
+	slices.Sort(corpusTerms)
+	if diff := cmp.Diff(readme, corpusTerms); diff != "" {
+		t.Errorf("README's masked kinds and the corpus differ: add keys to secretCorpus or fix README (-readme +corpus):\n%s", diff)
+	}
+	for _, r := range secretRules {
+		if !slices.Contains(corpusRules, r.name) {
+			t.Errorf("masking rule %q has no key in secretCorpus (secrets_corpus_test.go)", r.name)
+		}
+	}
+}
+
+// TestSecretCorpusMasked passes every key of the corpus through the default
+// result pipeline, as the body of an issue Gitea answers: the secret part
+// must be gone and secrets_masked must name exactly the key's rule.
+func TestSecretCorpusMasked(t *testing.T) {
+	t.Parallel()
+	g := &keyGen{rand.New(rand.NewPCG(15, 2750))}
+	f := newScriptedGitea(t).user("bob")
+	type entry struct {
+		corpusKey
+		text, secret string
+	}
+	var entries []entry
+	for i, k := range secretCorpus {
+		key, secret := k.key(g)
+		text := strings.Replace(k.context, "%s", key, 1)
+		f.json("/repos/alice/demo/issues/"+strconv.Itoa(i+1), map[string]any{"number": i + 1, "body": text})
+		entries = append(entries, entry{k, text, secret})
+	}
+	s := f.server(t)
+	for i, e := range entries {
+		t.Run(e.rule+"/"+strconv.Itoa(i+1), func(t *testing.T) {
+			t.Parallel()
+			out, isErr := fakeCall(t, t.Context(), s, "issueGetIssue", map[string]any{"owner": "alice", "repo": "demo", "index": i + 1})
+			body := str0(get(out, "data.body"))
+			var masked []string
+			rules, _ := get(out, "secrets_masked").([]any)
+			for _, r := range rules {
+				masked = append(masked, str0(r))
+			}
+			if isErr || strings.Contains(body, e.secret) || !strings.Contains(body, maskedMarker) {
+				t.Errorf("%s key not masked: %q", e.term, body)
+			}
+			if diff := cmp.Diff([]string{e.rule}, masked); diff != "" {
+				t.Errorf("secrets_masked mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
