@@ -16,6 +16,7 @@ import (
 // Gitea.
 
 const (
+	repoPath  = "/repos/alice/demo"
 	prPath    = "/repos/alice/demo/pulls/1"
 	issuePath = "/repos/alice/demo/issues/1"
 	headSHA   = "1111111111111111111111111111111111111111"
@@ -103,10 +104,19 @@ func TestLiveChecks(t *testing.T) {
 		return map[string]any{"operation": "issueEditIssue", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": body}}
 	}
 	closeIssue := editIssue(map[string]any{"state": "closed"})
+	mergeDeleting := func(del bool) map[string]any {
+		return map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+			"body": map[string]any{"do": "merge", "delete_branch_after_merge": del}}}
+	}
+	createFile := func(branch string) map[string]any {
+		return map[string]any{"operation": "repoCreateFile", "arguments": map[string]any{"owner": "alice", "repo": "demo", "filepath": "a.md",
+			"body": with(map[string]any{"content": "aGk="}, "new_branch", branch)}}
+	}
 	pr := func(author string) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR(author, "open", headSHA, true)).
-				on("POST", prPath+"/reviews", 200, `{"id":7}`).on("POST", prPath+"/merge", 200)
+				on("POST", prPath+"/reviews", 200, `{"id":7}`).on("POST", prPath+"/merge", 200).
+				json(repoPath, map[string]any{"default_delete_branch_after_merge": false, "default_branch": "main"})
 		}
 	}
 	issue := func(isPR bool) func(f *scriptedGitea) {
@@ -121,7 +131,7 @@ func TestLiveChecks(t *testing.T) {
 	denied := func(perm, reason string, sent ...string) liveGot {
 		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: sent}
 	}
-	const getPR, getIssue = "GET " + prPath, "GET " + issuePath
+	const getPR, getIssue, getRepo = "GET " + prPath, "GET " + issuePath, "GET " + repoPath
 	runLiveCases(t, []liveCase{
 		{"approve another's pull request", "gitea-reviewer", pr("alice"), "gitea_review_pr", approve,
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
@@ -132,17 +142,38 @@ func TestLiveChecks(t *testing.T) {
 		{"approve a pull request without author", "gitea-reviewer", pr(""), "gitea_review_pr", approve,
 			denied(permApprove, "cannot compare the pull request author with the authenticated identity; refusing to approve", getPR)},
 		{"approve with the author unreadable", "gitea-reviewer", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 500, `{"message":"boom"}`) },
-			"gitea_review_pr", approve, denied(permApprove, "cannot read the pull request's author from Gitea; refusing", getPR)},
+			"gitea_review_pr", approve, denied(permApprove, "cannot read the pull request (its author and head) from Gitea; refusing", getPR)},
 		{"approve with the identity unverifiable", "gitea-reviewer", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "open", headSHA, true)) },
 			"gitea_review_pr", approve, denied(permApprove, "authenticated identity unknown; verify it with gitea_whoami before mutating")},
 		{"approve without the permission reads nothing", "gitea-merger", pr("alice"), "gitea_review_pr", approve,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: permApprove, Reason: reasonOf(t, "gitea-merger", permApprove), NoWho: true}},
 		{"merge another's pull request", "gitea-merger", pr("alice"), "gitea_call_operation", merge,
+			liveGot{Sent: []string{getPR, getRepo, "POST " + prPath + "/merge"}}},
+		{"merge keeping the head branch", "gitea-merger", pr("alice"), "gitea_call_operation", mergeDeleting(false),
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
+		{"merge deleting the head branch by default", "gitea-merger", func(f *scriptedGitea) {
+			pr("alice")(f)
+			f.json(repoPath, map[string]any{"default_delete_branch_after_merge": true})
+		}, "gitea_call_operation", merge, denied("gitea.branch.delete", `merging in "alice/demo" deletes the head branch (the repository's default_delete_branch_after_merge); `+
+			reasonOf(t, "gitea-merger", "gitea.branch.delete")+"; set delete_branch_after_merge to false", getPR, getRepo)},
+		{"merge with the deletion default unreadable", "gitea-merger", func(f *scriptedGitea) {
+			pr("alice")(f)
+			f.on("GET", repoPath, 500, `{"message":"boom"}`)
+		}, "gitea_call_operation", merge, denied("gitea.branch.delete", `cannot read from Gitea whether merging in "alice/demo" deletes the head branch; refusing (set delete_branch_after_merge)`, getPR, getRepo)},
+		{"merge deleting a head of an unknown repository", "gitea-owner", pr("alice"), "gitea_call_operation", mergeDeleting(true),
+			denied("", "cannot read the pull request's head repository from Gitea; refusing to write to its head branch", getPR)},
+		{"commit to the default branch", "gitea-author", func(f *scriptedGitea) { f.user("bob").json(repoPath, map[string]any{"default_branch": "main"}) },
+			"gitea_call_operation", createFile(""), denied(permMerge, `repoCreateFile lands on "main", the default branch of "alice/demo": that is landing code without review, which also needs gitea.pr.merge (`+
+				reasonOf(t, "gitea-author", permMerge)+`) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request`, getRepo)},
+		{"commit to a new branch", "gitea-author", func(f *scriptedGitea) {
+			f.user("bob").json(repoPath, map[string]any{"default_branch": "main"}).on("POST", repoPath+"/contents/a.md", 201, `{}`)
+		}, "gitea_call_operation", createFile("feature"), liveGot{Sent: []string{getRepo, "POST " + repoPath + "/contents/a.md"}}},
+		{"commit with the default branch unreadable", "gitea-author", func(f *scriptedGitea) { f.user("bob") },
+			"gitea_call_operation", createFile("feature"), denied(permMerge, `cannot read the default branch of "alice/demo" from Gitea; refusing to write to "feature"`, getRepo)},
 		{"merge one's own pull request", "gitea-merger", pr("bob"), "gitea_call_operation", merge,
 			denied(permMerge, `"bob" authored this pull request and may not merge it; use a profile with another identity`, getPR)},
 		{"merge with the author unreadable", "gitea-merger", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 404, `{"message":"gone"}`) },
-			"gitea_call_operation", merge, denied(permMerge, "cannot read the pull request's author from Gitea; refusing", getPR)},
+			"gitea_call_operation", merge, denied(permMerge, "cannot read the pull request (its author and head) from Gitea; refusing", getPR)},
 		{"close an issue", "gitea-issue-manager", issue(false), "gitea_call_operation", closeIssue,
 			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
 		{"close a pull request through the issue API", "gitea-issue-manager", issue(true), "gitea_call_operation", closeIssue,
@@ -188,11 +219,12 @@ func TestMergeGates(t *testing.T) {
 	open := func(author, head string, mergeable any) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR(author, "open", head, mergeable)).on("POST", prPath+"/merge", 200).
+				json(repoPath, map[string]any{"default_delete_branch_after_merge": false}).
 				json(prPath+"/files", []any{map[string]any{"filename": "b.go"}, map[string]any{"filename": "a.go"}}, []any{})
 		}
 	}
-	const getPR, files, doMerge = "GET " + prPath, "GET " + prPath + "/files", "POST " + prPath + "/merge"
-	merged := liveGot{Sent: []string{getPR, getPR, doMerge, getPR}}
+	const getPR, files, doMerge, getRepo = "GET " + prPath, "GET " + prPath + "/files", "POST " + prPath + "/merge", "GET " + repoPath
+	merged := liveGot{Sent: []string{getPR, getPR, getRepo, doMerge, getPR}}
 	refused := func(gates ...string) liveGot {
 		return liveGot{IsError: true, Blocked: gates, Sent: []string{getPR}}
 	}
@@ -215,15 +247,16 @@ func TestMergeGates(t *testing.T) {
 		{"pull request unreadable", "gitea-merger", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 500, `{"message":"boom"}`) }, "gitea_merge_pr", args(),
 			liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR}}},
 		{"expected files match", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go", "b.go"}),
-			liveGot{Sent: []string{getPR, files, files, getPR, doMerge, getPR}}},
+			liveGot{Sent: []string{getPR, files, files, getPR, getRepo, doMerge, getPR}}},
 		{"expected files differ", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}),
 			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
 		{"changed files unreadable", "gitea-merger", func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/files", 500, `{"message":"boom"}`)
 		}, "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}), liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR, files}}},
 		{"Gitea refuses the merge", "gitea-merger", func(f *scriptedGitea) {
-			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("POST", prPath+"/merge", 405, `{"message":"not mergeable"}`)
-		}, "gitea_merge_pr", args(), liveGot{IsError: true, Blocked: []string{"merge"}, Sent: []string{getPR, getPR, doMerge}}},
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("POST", prPath+"/merge", 405, `{"message":"not mergeable"}`).
+				json(repoPath, map[string]any{"default_delete_branch_after_merge": false})
+		}, "gitea_merge_pr", args(), liveGot{IsError: true, Blocked: []string{"merge"}, Sent: []string{getPR, getPR, getRepo, doMerge}}},
 	})
 }
 
