@@ -12,7 +12,7 @@ import (
 )
 
 // effectTools are the generated tools the effect and allowlist tests call.
-const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion"
+const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion,issueCreateIssueDependencies"
 
 // wantDenied calls one operation through all three doors and requires a
 // permission_denied answer requiring perm whose reason contains reason.
@@ -99,7 +99,7 @@ func TestE2ERepositoryAllowlist(t *testing.T) {
 	_, secretID := scratchRepo(t, g, "secret", true)
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"demo-only","repositories":["`+g.Repo+`"],
-		"allowed_operations":["gitea.read","gitea.branch.push","gitea.pr.create"]}]}`), 0o600)
+		"allowed_operations":["gitea.read","gitea.branch.push","gitea.pr.create","gitea.issue.edit"]}]}`), 0o600)
 	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=demo-only", "GITEA_MCP_CONFIG="+config, effectTools)
 	for _, tc := range []struct {
 		op, path string
@@ -135,6 +135,14 @@ func TestE2ERepositoryAllowlist(t *testing.T) {
 		map[string]any{"owner": owner, "repo": name, "index": pr.Number}, "", `writes to the head branch "fork-topic" of "`+fork+`", outside the repositories of demo-only`)
 	if after := branchSHA(t, g, fork, "fork-topic"); after != before {
 		t.Errorf("the fork branch moved from %s to %s", before, after)
+	}
+	// An issue dependency on the fork's issue tracker names a repository outside the list.
+	deps := fmt.Sprintf("/repos/%s/issues/%d/dependencies", g.Repo, g.Issues[0])
+	wantDenied(t, c, "issueCreateIssueDependencies", "POST", deps,
+		map[string]any{"owner": owner, "repo": name, "index": fmt.Sprint(g.Issues[0]), "body": map[string]any{"owner": "bob", "repo": name + "-fork", "index": 1}},
+		"gitea.issue.edit", `links an issue of "`+fork+`", outside the repositories of demo-only`)
+	if _, _, data, _ := g.api("alice", "GET", deps, nil); strings.TrimSpace(string(data)) != "[]" {
+		t.Errorf("dependencies after the refusals: %s", data)
 	}
 }
 

@@ -4,8 +4,11 @@ package main
 // repository allowlist on every repository a request touches or reveals.
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -225,6 +228,72 @@ func TestProfileFlagsDerived(t *testing.T) {
 	} {
 		if diff := cmp.Diff(want, flags(cfg.profiles[name])); diff != "" {
 			t.Errorf("%s: can_* flags mismatch (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// TestLiveEffectsUnreadable: when Gitea does not answer the live reads that
+// judge a write's effects (the repository's default branch and deletion
+// default, the pull request's head repository), the write is refused and
+// nothing is sent. An httptest server stands in for these faults only.
+func TestLiveEffectsUnreadable(t *testing.T) {
+	var writes atomic.Int32
+	gitea := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method != "GET":
+			writes.Add(1)
+			w.Write([]byte(`{}`))
+		case r.URL.Path == "/api/v1/user":
+			w.Write([]byte(`{"login":"carol"}`))
+		case r.URL.Path == "/api/v1/repos/o/r/pulls/1":
+			w.Write([]byte(`{"user":{"login":"bob"},"head":{"ref":"topic","repo":null}}`))
+		default:
+			http.Error(w, `{"message":"database is locked"}`, http.StatusInternalServerError)
+		}
+	}))
+	defer gitea.Close()
+	for _, tc := range []struct {
+		profile, method, path string
+		body                  map[string]any
+		reason                string
+	}{
+		{"gitea-merger", "POST", "/repos/o/r/pulls/1/merge", map[string]any{"do": "merge"}, `cannot read from Gitea whether merging in "o/r" deletes the head branch`},
+		{"gitea-author", "POST", "/repos/o/r/pulls/1/update", nil, "cannot read the pull request's head repository from Gitea"},
+		{"gitea-author", "POST", "/repos/o/r/contents/a.txt", map[string]any{"content": "eA==", "branch": "dev"}, `cannot read the default branch of "o/r" from Gitea; refusing to write to "dev"`},
+		{"gitea-author", "PUT", "/repos/o/r/branches/dev", map[string]any{"new_commit_id": "abc"}, `cannot read the default branch of "o/r"`},
+	} {
+		c := startClient(t, "GITEA_URL="+gitea.URL, "GITEA_TOKEN=t0k", "GITEA_MCP_PROFILE="+tc.profile)
+		c.initialize("2025-11-25")
+		args := map[string]any{"method": tc.method, "path": tc.path}
+		if tc.body != nil {
+			args["body"] = tc.body
+		}
+		res, isErr := c.callTool("gitea_api_request", args)
+		if !isErr || str(get(res, "error.kind")) != "permission_denied" || !strings.Contains(str(get(res, "error.message")), tc.reason) {
+			t.Errorf("%s %s under %s: %v; want a refusal saying %q", tc.method, tc.path, tc.profile, res, tc.reason)
+		}
+	}
+	if n := writes.Load(); n != 0 {
+		t.Errorf("%d writes reached Gitea", n)
+	}
+}
+
+func TestRepoReveals(t *testing.T) {
+	ops := docOps(t)
+	p := allBut(t, "", "acme/*")
+	free := allBut(t, "")
+	params := map[string]string{"owner": "acme", "repo": "app", "index": "1"}
+	for id := range repoReveals {
+		op, ok := ops[id]
+		if !ok || op.Method != "GET" {
+			t.Errorf("repoReveals: %s is not a read of the document", id)
+		}
+		if d := decide(p, "bot", "t", op, nil, params); d.Allowed || !strings.Contains(d.Reason, repoReveals[id]) {
+			t.Errorf("%s under acme/*: %+v", id, d)
+		}
+		if d := decide(free, "bot", "t", op, nil, params); !d.Allowed {
+			t.Errorf("%s without repositories: %+v", id, d)
 		}
 	}
 }

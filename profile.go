@@ -722,9 +722,18 @@ var repoParams = []struct{ owner, repo, example string }{
 	{"{owner}", "{repo_name}", "/packages/{owner}/{type}/{name}/-/link/{repo_name}"},
 }
 
+// repoReveals lists routes that name one repository but answer with others:
+// under repositories they are denied.
+var repoReveals = map[string]string{
+	"listForks":                  "lists the repository's forks, which are other repositories",
+	"issueListIssueDependencies": "lists the issues it depends on, which may be in other repositories",
+	"issueListBlocks":            "lists the issues it blocks, which may be in other repositories",
+}
+
 // repoDenied returns why p's repositories forbid op, or "": every repository
 // its path names, and the one its body names (repoTargets), must be within
-// them; a route naming no single repository is denied unless repoFree lists it.
+// them; a route naming no single repository is denied unless repoFree lists it,
+// and so is one that reveals others (repoReveals).
 // identity is the caller's login, the owner a fork or new repository gets by default.
 func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[string]string, identity string) string {
 	if p.repoPats == nil {
@@ -740,6 +749,9 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 		if !p.allowsRepo(owner, repo) {
 			return fmt.Sprintf("repository %q is outside the repositories of %s", owner+"/"+repo, p.Name)
 		}
+	}
+	if what, ok := repoReveals[op.ID]; ok {
+		return fmt.Sprintf("%s is limited to its repositories and %s %s", p.Name, op.ID, what)
 	}
 	for _, t := range repoTargets {
 		if slices.Contains(t.ids, op.ID) {
