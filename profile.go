@@ -1003,11 +1003,10 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 		d.Allowed, d.Reason = false, why
 	} else {
 		for i := range effectRules {
-			if r := &effectRules[i]; r.matches(op.ID, args) {
-				if ok, why := p.allows(r.perm); !ok {
-					d.Allowed, d.RequiredPermission, d.Reason = false, r.perm, op.ID+": "+r.why+"; "+why
-					break
-				}
+			if r := &effectRules[i]; r.matches(op.ID, args) && !p.grants(r.perm) {
+				_, why := p.allows(r.perm)
+				d.Allowed, d.RequiredPermission, d.Reason = false, r.perm, op.ID+": "+r.why+"; "+why
+				break
 			}
 		}
 	}
