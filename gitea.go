@@ -141,14 +141,6 @@ func (x *executor) run(ctx context.Context, r *request) *envelope {
 }
 
 func (x *executor) run1(ctx context.Context, r *request) *envelope {
-	if x.cfg.url == nil {
-		return fail("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
-	}
-	prof, c := x.active(ctx)
-	ctx = context.WithValue(ctx, callerKey{}, c) // one identity for every request of this call
-	if c.token == "" {
-		return fail("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
-	}
 	op, pathParams, query, body, err := x.resolve(r)
 	if err != nil {
 		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: r.op, args: r.args, method: r.method, path: r.rawPath, rule: "argument validation", reason: err.Error()})
@@ -157,6 +149,14 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 			return fail(ke.kind, err.Error())
 		}
 		return fail("invalid_request", err.Error())
+	}
+	if x.cfg.url == nil {
+		return fail("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
+	}
+	prof, c := x.active(ctx)
+	ctx = context.WithValue(ctx, callerKey{}, c) // one identity for every request of this call
+	if c.token == "" {
+		return fail("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
 	}
 	p, err := x.routes().expand(op.routeSpec(), pathParams)
 	if err != nil {
@@ -355,8 +355,13 @@ func (c *caller) identity() *identity {
 	return id
 }
 
-// resolve finds the operation of a request and splits its arguments into
-// path parameters, query and body.
+// resolve finds the operation of a request, validates its arguments against
+// the operation's input schema, and splits them into path parameters, query
+// and body. It is the one place every door's arguments are validated (the
+// generated tools, gitea_call_operation, gitea_api_request's body against the
+// matched operation, the workflow tools' steps): a body member the schema
+// does not document, in any spelling Gitea would fold into a documented one,
+// is refused here, so the policy and Gitea see the same body.
 func (x *executor) resolve(r *request) (*operation, map[string]string, url.Values, any, error) {
 	if r.raw {
 		p, err := checkRawPath(r.rawPath)
@@ -371,8 +376,12 @@ func (x *executor) resolve(r *request) (*operation, map[string]string, url.Value
 		if !ok {
 			return nil, nil, nil, nil, fmt.Errorf("operation %q is disabled", id)
 		}
-		if _, err := op.inputSchema(); err != nil {
+		schema, err := op.inputSchema()
+		if err != nil {
 			return nil, nil, nil, nil, err
+		}
+		if err := checkRawBody(op, schema, r.body); err != nil {
+			return nil, nil, nil, nil, &kindError{"invalid_arguments", err}
 		}
 		q := url.Values{}
 		for k, v := range r.query {
@@ -388,8 +397,12 @@ func (x *executor) resolve(r *request) (*operation, map[string]string, url.Value
 	params := map[string]string{}
 	q := url.Values{}
 	var body any
-	if _, err := r.op.inputSchema(); err != nil {
+	schema, err := r.op.inputSchema()
+	if err != nil {
 		return nil, nil, nil, nil, err
+	}
+	if err := schema.Validate(r.args); err != nil {
+		return nil, nil, nil, nil, &kindError{"invalid_arguments", err}
 	}
 	for _, p := range r.op.params {
 		v, ok := r.args[p.Name]
@@ -416,6 +429,26 @@ func (x *executor) resolve(r *request) (*operation, map[string]string, url.Value
 		}
 	}
 	return r.op, params, q, body, nil
+}
+
+// checkRawBody validates gitea_api_request's body against the body parameter
+// of the operation its method and path matched, under the path "body".
+func checkRawBody(op *operation, schema *Schema, body any) error {
+	i := slices.IndexFunc(op.params, func(p param) bool { return p.In == "body" })
+	switch {
+	case i < 0 && body != nil:
+		return fmt.Errorf("body: %s takes no JSON body", op.ID)
+	case i < 0:
+		return nil
+	case body == nil && op.params[i].Required:
+		return schemaFail("required", "missing").under("body", -1)
+	case body == nil:
+		return nil
+	}
+	if err := schema.Properties[op.params[i].Name].validate(body, "properties"); err != nil {
+		return err.under("body", -1)
+	}
+	return nil
 }
 
 // formFile is a file upload sent as multipart/form-data.

@@ -22,7 +22,9 @@ import (
 var embeddedOpenAPI []byte
 
 // maxRefDepth bounds how many nested $ref definitions are inlined into a body
-// schema; deeper objects become a plain {"type":"object"}.
+// schema; a deeper object becomes {"type":"object","additionalProperties":false},
+// which takes only {}: what it may reach is unknown. No body of Gitea 1.26.0's
+// document is that deep (TestBodySchemasClosed).
 const maxRefDepth = 3
 
 // operation is one Gitea API operation of the OpenAPI document.
@@ -423,17 +425,18 @@ func (op *operation) inputSchema() (*Schema, error) {
 }
 
 // convert turns an OpenAPI 2.0 schema into a tool schema, inlining $ref
-// definitions up to maxRefDepth and never following a cycle.
+// definitions up to maxRefDepth and never following a cycle. Objects are
+// closed: a member the document does not name is refused, unless the
+// document gives additionalProperties a schema (a free-form map, such as a
+// webhook's config). A body is then the documented fields, spelled as
+// documented, and nothing Gitea would fold into them.
 func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Schema {
 	if in.Ref != "" {
 		name := strings.TrimPrefix(in.Ref, "#/definitions/")
 		raw, ok := op.defs.get(name)
-		if !ok || depth >= maxRefDepth || slices.Contains(stack, name) {
-			return &Schema{Type: "object"}
-		}
 		var def swaggerSchema
-		if err := json.Unmarshal(raw, &def); err != nil {
-			return &Schema{Type: "object"}
+		if !ok || depth >= maxRefDepth || slices.Contains(stack, name) || json.Unmarshal(raw, &def) != nil {
+			return &Schema{Type: "object", AdditionalProperties: falseSchema()}
 		}
 		return op.convert(&def, depth+1, append(stack, name))
 	}
@@ -463,6 +466,9 @@ func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Sche
 		if json.Unmarshal(in.AdditionalProperties, &ap) == nil {
 			s.AdditionalProperties = op.convert(&ap, depth, stack)
 		}
+	}
+	if s.AdditionalProperties == nil && (s.Type == "object" || s.Type == "") {
+		s.AdditionalProperties = falseSchema()
 	}
 	return s
 }

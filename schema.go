@@ -236,16 +236,21 @@ var schemaIntFormats = map[string][2]json.Number{
 // schemaError is a validation failure: where in the arguments, which keyword, and why.
 type schemaError struct {
 	Path    string // e.g. body.assignees[2]; empty at the root
-	Keyword string // the failed keyword; "schema" for a false schema at the root
+	Keyword string // the failed keyword; "schema" for a false schema at the root; "" for an unknown property
 	Detail  string // e.g. got number, want string
 }
 
-// Error formats e as "PATH: KEYWORD: DETAIL", without PATH at the root.
+// Error formats e as "PATH: KEYWORD: DETAIL", without PATH at the root and
+// without KEYWORD for an unknown property.
 func (e *schemaError) Error() string {
-	if e.Path == "" {
-		return e.Keyword + ": " + e.Detail
+	msg := e.Detail
+	if e.Keyword != "" {
+		msg = e.Keyword + ": " + msg
 	}
-	return e.Path + ": " + e.Keyword + ": " + e.Detail
+	if e.Path == "" {
+		return msg
+	}
+	return e.Path + ": " + msg
 }
 
 // schemaPlainName matches property names written bare in a path; others are written ["quoted"].
@@ -409,6 +414,18 @@ func (s *Schema) validate(v any, via string) *schemaError {
 			via := "properties"
 			if !in {
 				sub, via = s.AdditionalProperties, "additionalProperties"
+				// A member no property names is unknown where
+				// AdditionalProperties is false; so is one that a property
+				// names under Go's case folding wherever AdditionalProperties
+				// is set, as Gitea's encoding/json would decode it into that
+				// property's field: {"state": "open", "ſtate": "closed"}
+				// must not be judged open and then closed.
+				if alike := s.foldsTo(name); sub != nil && alike != "" {
+					return schemaFail("", "unknown property; did you mean %q?", alike).under(name, -1)
+				}
+				if sub != nil && sub.Bool != nil && !*sub.Bool {
+					return schemaFail("", "unknown property").under(name, -1)
+				}
 			}
 			if in || sub != nil {
 				if err := sub.validate(obj[name], via); err != nil {
@@ -418,6 +435,20 @@ func (s *Schema) validate(v any, via string) *schemaError {
 		}
 	}
 	return nil
+}
+
+// foldsTo returns the property of s whose name equals name under Go's
+// encoding/json matching (strings.EqualFold: case and Unicode simple folding,
+// so "ſtate" is "state" and the Kelvin sign is "k"), or "" if none does. Of
+// several, it returns the first in sorted order.
+func (s *Schema) foldsTo(name string) string {
+	alike := ""
+	for p := range s.Properties {
+		if strings.EqualFold(p, name) && (alike == "" || p < alike) {
+			alike = p
+		}
+	}
+	return alike
 }
 
 // schemaEqual reports whether a and b are the same JSON value: 1 equals 1.0,

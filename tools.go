@@ -279,12 +279,12 @@ func (s *server) callTool(ctx context.Context, sess *session, params json.RawMes
 	if err != nil {
 		return nil, errorf(codeInvalidParams, "invalid params: %v", err)
 	}
+	if t.op != nil { // the executor validates an operation's arguments
+		return s.exec.do(ctx, &request{tool: t.name, op: t.op, args: args}), nil
+	}
 	if err := t.schema.Validate(args); err != nil {
 		s.refuseArgs(ctx, t, args, err)
 		return errorResult("invalid_arguments", err.Error()), nil
-	}
-	if t.op != nil {
-		return s.exec.do(ctx, &request{tool: t.name, op: t.op, args: args}), nil
 	}
 	return t.run(ctx, s, sess, args), nil
 }
@@ -568,8 +568,8 @@ func matchScore(op *operation, query string, terms []string) int {
 	return score
 }
 
-// callOperation serves gitea_call_operation with the same validation as the
-// operation's generated tool.
+// callOperation serves gitea_call_operation; the executor validates the
+// arguments as it does the operation's generated tool's.
 func callOperation(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	id, _ := args["operation"].(string)
 	op, ok := s.cat.operation(id)
@@ -577,14 +577,6 @@ func callOperation(ctx context.Context, s *server, _ *session, args map[string]a
 		return errorResult("unknown_operation", fmt.Sprintf("unknown operation %q; search with gitea_find_operations", id))
 	}
 	opArgs, _ := args["arguments"].(map[string]any)
-	schema, err := op.inputSchema()
-	if err != nil {
-		return errorResult("internal", err.Error())
-	}
-	if err := schema.Validate(opArgs); err != nil {
-		s.exec.refuse(ctx, refusal{tool: "gitea_call_operation", op: op, args: opArgs, rule: "argument validation", reason: err.Error()})
-		return errorResult("invalid_arguments", err.Error())
-	}
 	return s.exec.do(ctx, &request{tool: "gitea_call_operation", op: op, args: opArgs})
 }
 
