@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/big"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -48,12 +48,24 @@ type Schema struct {
 // falseSchema returns the schema that accepts nothing, as in "additionalProperties": false.
 func falseSchema() *Schema { return &Schema{Bool: new(false)} }
 
-// schemaKinds maps the Go types of decoded JSON values to their JSON types.
-var schemaKinds = map[reflect.Type]string{
-	nil: "null", reflect.TypeFor[bool](): "boolean", reflect.TypeFor[string](): "string",
-	reflect.TypeFor[[]any](): "array", reflect.TypeFor[map[string]any](): "object",
-	reflect.TypeFor[json.Number](): "number", reflect.TypeFor[float64](): "number",
-	reflect.TypeFor[int](): "number", reflect.TypeFor[int64](): "number",
+// schemaKind returns the JSON type of a decoded JSON value, or "" for a Go
+// type that is not one.
+func schemaKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	case json.Number, float64, int, int64:
+		return "number"
+	}
+	return ""
 }
 
 // schemaTypeNames are the values the type keyword may take.
@@ -228,9 +240,12 @@ func schemaBeyond(x any, bound *json.Number, sign int) bool {
 }
 
 // schemaIntFormats are the formats that are checked, with their ranges.
-var schemaIntFormats = map[string][2]json.Number{
-	"int32": {"-2147483648", "2147483647"},
-	"int64": {"-9223372036854775808", "9223372036854775807"},
+var schemaIntFormats = map[string]struct {
+	lo, hi         int64
+	loText, hiText json.Number
+}{
+	"int32": {math.MinInt32, math.MaxInt32, "-2147483648", "2147483647"},
+	"int64": {math.MinInt64, math.MaxInt64, "-9223372036854775808", "9223372036854775807"},
 }
 
 // schemaError is a validation failure: where in the arguments, which keyword, and why.
@@ -298,11 +313,12 @@ func (s *Schema) validate(v any, via string) *schemaError {
 	if s == nil || s.Bool != nil && !*s.Bool {
 		return schemaFail(via, "not allowed")
 	}
-	kind := schemaKinds[reflect.TypeOf(v)]
+	kind := schemaKind(v)
 	if kind == "" {
 		return schemaFail("type", "got Go %T, want JSON value", v)
 	}
-	_, isInt := schemaInt(v)
+	i, fits := schemaInt(v)
+	isInt := fits
 	if kind == "number" && !isInt {
 		r, ok := schemaRat(v)
 		if !ok {
@@ -333,8 +349,11 @@ func (s *Schema) validate(v any, via string) *schemaError {
 	}
 
 	if kind == "number" {
-		// format: int32 and int64 take integers in range; other formats are annotations.
-		if r, ok := schemaIntFormats[s.Format]; ok && (!isInt || schemaBeyond(v, &r[0], -1) || schemaBeyond(v, &r[1], +1)) {
+		// format: int32 and int64 take integers in range; other formats are
+		// annotations. An integer written as one that fits an int64 (the
+		// common case) is compared as such, any other exactly.
+		if r, ok := schemaIntFormats[s.Format]; ok &&
+			(!isInt || fits && (i < r.lo || i > r.hi) || !fits && (schemaBeyond(v, &r.loText, -1) || schemaBeyond(v, &r.hiText, +1))) {
 			return schemaFail("format", "got %s, want %s", schemaBrief(v), s.Format)
 		}
 		// minimum: the value is at least Minimum.
@@ -348,7 +367,10 @@ func (s *Schema) validate(v any, via string) *schemaError {
 	}
 
 	if str, ok := v.(string); ok {
-		n := utf8.RuneCountInString(str)
+		n := 0 // counted only if needed: bodies hold long texts
+		if s.MinLength != nil || s.MaxLength != nil {
+			n = utf8.RuneCountInString(str)
+		}
 		// minLength: at least MinLength Unicode code points.
 		if schemaBeyond(n, s.MinLength, -1) {
 			return schemaFail("minLength", "got length %d, want at least %s", n, *s.MinLength)
@@ -396,45 +418,58 @@ func (s *Schema) validate(v any, via string) *schemaError {
 	}
 
 	if obj, ok := v.(map[string]any); ok {
-		// required: every name in Required is present.
+		// properties, additionalProperties: each member is valid against its
+		// schema in Properties, or else against AdditionalProperties if set.
+		// Of several failing members, the first in sorted order is reported.
+		var first *schemaError
+		firstName := ""
+		if s.Properties != nil || s.AdditionalProperties != nil {
+			for name, m := range obj {
+				if first != nil && name > firstName {
+					continue // cannot come first
+				}
+				if err := s.member(name, m); err != nil {
+					first, firstName = err, name
+				}
+			}
+		}
+		if first != nil {
+			return first.under(firstName, -1)
+		}
+		// required: every name in Required is present. It is checked after
+		// the members, so that "State" is reported as a misspelling of
+		// "state" rather than "state" as missing.
 		for _, name := range s.Required {
 			if _, ok := obj[name]; !ok {
 				return schemaFail("required", "missing").under(name, -1)
 			}
 		}
-		// properties, additionalProperties: each member is valid against its
-		// schema in Properties, or else against AdditionalProperties if set.
-		var names []string // sorted, but only if there are schemas to check them against
-		if s.Properties != nil || s.AdditionalProperties != nil {
-			names = slices.AppendSeq(make([]string, 0, len(obj)), maps.Keys(obj))
-			slices.Sort(names)
-		}
-		for _, name := range names {
-			sub, in := s.Properties[name]
-			via := "properties"
-			if !in {
-				sub, via = s.AdditionalProperties, "additionalProperties"
-				// A member no property names is unknown where
-				// AdditionalProperties is false; so is one that a property
-				// names under Go's case folding wherever AdditionalProperties
-				// is set, as Gitea's encoding/json would decode it into that
-				// property's field: {"state": "open", "ſtate": "closed"}
-				// must not be judged open and then closed.
-				if alike := s.foldsTo(name); sub != nil && alike != "" {
-					return schemaFail("", "unknown property; did you mean %q?", alike).under(name, -1)
-				}
-				if sub != nil && sub.Bool != nil && !*sub.Bool {
-					return schemaFail("", "unknown property").under(name, -1)
-				}
-			}
-			if in || sub != nil {
-				if err := sub.validate(obj[name], via); err != nil {
-					return err.under(name, -1)
-				}
-			}
-		}
 	}
 	return nil
+}
+
+// member checks the member name of an object against s.
+func (s *Schema) member(name string, v any) *schemaError {
+	sub, in := s.Properties[name]
+	if in {
+		return sub.validate(v, "properties")
+	}
+	sub = s.AdditionalProperties
+	if sub == nil {
+		return nil
+	}
+	// A member no property names is unknown where AdditionalProperties is
+	// false; so is one that a property names under Go's case folding
+	// wherever AdditionalProperties is set, as Gitea's encoding/json would
+	// decode it into that property's field: {"state": "open", "ſtate":
+	// "closed"} must not be judged open and then closed.
+	if alike := s.foldsTo(name); alike != "" {
+		return schemaFail("", "unknown property; did you mean %q?", alike)
+	}
+	if sub.Bool != nil && !*sub.Bool {
+		return schemaFail("", "unknown property")
+	}
+	return sub.validate(v, "additionalProperties")
 }
 
 // foldsTo returns the property of s whose name equals name under Go's
