@@ -270,8 +270,11 @@ func FuzzCanonicalBody(f *testing.F) {
 			f.Add(uint8(i), seed)
 		}
 	}
-	s := testServer(f, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": "t"})
-	prof, _ := s.exec.active(context.Background())
+	s := testServer(f, map[string]string{})
+	var profiles []*profile
+	for _, name := range []string{"gitea-owner", "gitea-merger", "gitea-reviewer", "gitea-author", "gitea-issue-manager"} {
+		profiles = append(profiles, builtin(f, name))
+	}
 	f.Fuzz(func(t *testing.T, which uint8, body string) {
 		op := s.cat.byID[canonFuzzOps[int(which)%len(canonFuzzOps)]]
 		args, err := decodeArgs([]byte(`{"owner":"alice","repo":"demo","index":1,"body":` + body + `}`))
@@ -291,10 +294,12 @@ func FuzzCanonicalBody(f *testing.F) {
 		}
 		info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 		params := map[string]string{"owner": "alice", "repo": "demo", "index": "1"}
-		got := decide(prof, "alice", op.ID, info, args, params)
-		want := decide(prof, "alice", op.ID, info, map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": view}, params)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s %s: decision mismatch against Gitea's reading %s (-want +got):\n%s", op.ID, body, encode(view), diff)
+		for _, prof := range profiles {
+			got := decide(prof, "alice", op.ID, info, args, params)
+			want := decide(prof, "alice", op.ID, info, map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": view}, params)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s %s: decision mismatch against Gitea's reading %s (-want +got):\n%s", op.ID, body, encode(view), diff)
+			}
 		}
 	})
 }
