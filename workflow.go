@@ -89,6 +89,12 @@ func target(args map[string]any) map[string]any {
 	return map[string]any{"owner": args["owner"], "repo": args["repo"], "index": args["index"]}
 }
 
+// repoOf returns the owner and repo arguments, for operations on the
+// repository rather than on one pull request.
+func repoOf(args map[string]any) map[string]any {
+	return map[string]any{"owner": args["owner"], "repo": args["repo"]}
+}
+
 // with returns a copy of m with more entries.
 func with(m map[string]any, kv ...any) map[string]any {
 	out := map[string]any{}
@@ -341,7 +347,7 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 			ID string `json:"id"`
 		} `json:"commit"`
 	}
-	if env := s.step(ctx, tool, "", "repoGetBranch", with(target(args), "branch", pr.Base.Ref), &branch); env.Error != nil {
+	if env := s.step(ctx, tool, "", "repoGetBranch", with(repoOf(args), "branch", pr.Base.Ref), &branch); env.Error != nil {
 		return stop("read the base branch", env)
 	}
 	baseSHA := branch.Commit.ID
@@ -349,7 +355,7 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 		TotalCommits *int `json:"total_commits"`
 	}
 	basehead := baseSHA + "..." + pr.Head.SHA
-	if env := s.step(ctx, tool, "", "repoCompareDiff", with(target(args), "basehead", basehead), &cmp); env.Error != nil {
+	if env := s.step(ctx, tool, "", "repoCompareDiff", with(repoOf(args), "basehead", basehead), &cmp); env.Error != nil {
 		return stop("compare head and base", env)
 	}
 	landed := cmp.TotalCommits != nil && *cmp.TotalCommits == 0 && baseSHA != "" && pr.Head.SHA != ""
