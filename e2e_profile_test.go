@@ -153,12 +153,12 @@ func TestE2EIdentityTools(t *testing.T) {
 	g := needGitea(t)
 	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
 	who, isErr := c.callTool("gitea_whoami", map[string]any{})
-	if isErr || str(who["login"]) != "carol" || str(who["profile"]) != "gitea-reviewer" || str(who["mode"]) != "token" {
+	if isErr || str(get(who, "data.login")) != "carol" || str(get(who, "data.profile")) != "gitea-reviewer" || str(get(who, "data.mode")) != "token" {
 		t.Errorf("gitea_whoami: %v", who)
 	}
 	prof, _ := c.callTool("gitea_get_profile", map[string]any{})
-	if str(get(prof, "profile.profile_name")) != "gitea-reviewer" || !strings.Contains(str(prof["allowed_operations"]), "gitea.pr.approve") ||
-		str(get(prof, "identity.login")) != "carol" {
+	if str(get(prof, "data.profile.profile_name")) != "gitea-reviewer" || !strings.Contains(str(get(prof, "data.allowed_operations")), "gitea.pr.approve") ||
+		str(get(prof, "data.identity.login")) != "carol" {
 		t.Errorf("gitea_get_profile: %v", prof)
 	}
 	r := c.call("tools/list", nil)
@@ -168,7 +168,7 @@ func TestE2EIdentityTools(t *testing.T) {
 		}
 	}
 	found, _ := c.callTool("gitea_find_operations", map[string]any{"query": "merge a pull request", "limit": 20})
-	if strings.Contains(str(found["matches"]), "repoMergePullRequest") {
+	if strings.Contains(str(get(found, "data.matches")), "repoMergePullRequest") {
 		t.Errorf("find offers a reviewer repoMergePullRequest")
 	}
 	// Without a profile, reads work and mutations are denied.
@@ -190,14 +190,14 @@ func TestE2ERuntimeSwitching(t *testing.T) {
 		"authenticated_username":"carol","token_source_name":"GITEA_TOKEN_CAROL","allowed_operations":["gitea.read","gitea.pr.review"],"forbidden_operations":[],"audit_label":"r"}]}`), 0o600)
 	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner", "GITEA_MCP_CONFIG="+config, "GITEA_TOKEN_CAROL="+g.Tokens["carol"])
 	res, isErr := c.callTool("gitea_activate_profile", map[string]any{"profile": "carol-reviews"})
-	if isErr || str(res["login"]) != "carol" {
+	if isErr || str(get(res, "data.login")) != "carol" {
 		t.Fatalf("activate: %v", res)
 	}
 	if !strings.Contains(c.transcript.String(), `"method":"notifications/tools/list_changed"`) {
 		t.Error("no notifications/tools/list_changed after the switch")
 	}
 	who, _ := c.callTool("gitea_whoami", map[string]any{})
-	if str(who["login"]) != "carol" || str(who["profile"]) != "carol-reviews" {
+	if str(get(who, "data.login")) != "carol" || str(get(who, "data.profile")) != "carol-reviews" {
 		t.Errorf("after the switch: %v", who)
 	}
 }
@@ -207,7 +207,7 @@ func TestE2ESudo(t *testing.T) {
 	owner, repo := ownerRepo(g)
 	c := e2eClient(t, g, "alice", "GITEA_SUDO=bob", policyTools)
 	who, isErr := c.callTool("gitea_whoami", map[string]any{})
-	if isErr || str(who["login"]) != "bob" || str(who["mode"]) != "sudo" || str(who["sudo"]) != "bob" {
+	if isErr || str(get(who, "data.login")) != "bob" || str(get(who, "data.mode")) != "sudo" || str(get(who, "identity.sudo")) != "bob" {
 		t.Errorf("gitea_whoami in sudo mode: %v", who)
 	}
 	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": owner, "repo": repo}})

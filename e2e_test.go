@@ -150,8 +150,8 @@ func TestE2EGeneratedAndRawTools(t *testing.T) {
 	}
 	t.Run("PATCH, PUT, DELETE through find and call", func(t *testing.T) {
 		found, _ := c.callTool("gitea_find_operations", map[string]any{"query": "edit an issue"})
-		if !strings.Contains(str(found["matches"]), "issueEditIssue") {
-			t.Fatalf("find did not offer issueEditIssue: %v", found["matches"])
+		if !strings.Contains(str(get(found, "data.matches")), "issueEditIssue") {
+			t.Fatalf("find did not offer issueEditIssue: %v", get(found, "data.matches"))
 		}
 		created := call("issueCreateIssue", map[string]any{"owner": owner, "repo": repo, "body": map[string]any{"title": "to edit"}})
 		index := get(created, "data.number")

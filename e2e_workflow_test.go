@@ -18,7 +18,7 @@ func waitMergeable(t *testing.T, c *client, owner, repo string, pr int) map[stri
 		if isErr {
 			t.Fatalf("eligibility: %v", res)
 		}
-		if res["mergeable"] != nil || time.Now().After(deadline) {
+		if get(res, "data.mergeable") != nil || time.Now().After(deadline) {
 			return res
 		}
 	}
@@ -41,7 +41,7 @@ func TestE2EWorkflow(t *testing.T) {
 			t.Errorf("self-approval: %v", res)
 		}
 		elig, _ := c.callTool("gitea_check_pr_eligibility", map[string]any{"owner": owner, "repo": repo, "index": g.PR, "action": "approve"})
-		if elig["eligible"] != false || !strings.Contains(str(elig["gates"]), "authored") {
+		if get(elig, "data.eligible") != false || !strings.Contains(str(get(elig, "data.gates")), "authored") {
 			t.Errorf("eligibility of the author: %v", elig)
 		}
 	})
@@ -52,19 +52,19 @@ func TestE2EWorkflow(t *testing.T) {
 			return map[string]any{"owner": owner, "repo": repo, "index": pr, "head_sha": headSHA, "confirm": confirm,
 				"merge_method": "squash", "expected_changed_files": []string{"e2e/merge-gates.txt"}}
 		}
-		if elig := waitMergeable(t, c, owner, repo, pr); elig["eligible"] != true {
+		if elig := waitMergeable(t, c, owner, repo, pr); get(elig, "data.eligible") != true {
 			t.Fatalf("not eligible: %v", elig)
 		}
 		res, isErr := c.callTool("gitea_merge_pr", args(head, "MERGE PR 999"))
-		if !isErr || res["merged"] != false || prState(t, g, pr) != "open" {
+		if !isErr || get(res, "data.merged") != false || prState(t, g, pr) != "open" {
 			t.Errorf("wrong confirm: %v", res)
 		}
 		res, isErr = c.callTool("gitea_merge_pr", args(g.MainSHA, fmt.Sprintf("MERGE PR %d", pr)))
-		if !isErr || !strings.Contains(str(res["gates"]), "head is still head_sha passed:false") || prState(t, g, pr) != "open" {
+		if !isErr || !strings.Contains(str(get(res, "data.gates")), "head is still head_sha passed:false") || prState(t, g, pr) != "open" {
 			t.Errorf("stale head_sha: %v", res)
 		}
 		res, isErr = c.callTool("gitea_merge_pr", args(head, fmt.Sprintf("MERGE PR %d", pr)))
-		if isErr || res["merged"] != true || str(res["merge_commit"]) == "" || prState(t, g, pr) != "merged" {
+		if isErr || get(res, "data.merged") != true || str(get(res, "data.merge_commit")) == "" || prState(t, g, pr) != "merged" {
 			t.Errorf("merge: %v", res)
 		}
 	})
@@ -82,11 +82,11 @@ func TestE2EWorkflow(t *testing.T) {
 		c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=prgs-reconciler")
 		open, _ := newPR(t, g, "bob", "e2e/not-landed")
 		res, isErr := c.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": repo, "index": open})
-		if !isErr || res["closed"] != false || prState(t, g, open) != "open" {
+		if !isErr || get(res, "data.closed") != false || prState(t, g, open) != "open" {
 			t.Errorf("not landed: %v", res)
 		}
 		res, isErr = c.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": repo, "index": g.LandedPR})
-		if isErr || res["closed"] != true || prState(t, g, g.LandedPR) != "closed" {
+		if isErr || get(res, "data.closed") != true || prState(t, g, g.LandedPR) != "closed" {
 			t.Fatalf("landed: %v", res)
 		}
 		_, _, data, _ := g.api("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d/comments", g.Repo, g.LandedPR), nil)
@@ -95,21 +95,21 @@ func TestE2EWorkflow(t *testing.T) {
 		}
 		author := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author")
 		res, isErr = author.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": repo, "index": open})
-		if !isErr || !strings.Contains(str(res["gates"]), "reconciler profile") {
+		if !isErr || !strings.Contains(str(get(res, "data.gates")), "reconciler profile") {
 			t.Errorf("reconcile as an author: %v", res)
 		}
 	})
 	t.Run("task capabilities and guide", func(t *testing.T) {
 		c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
 		res, _ := c.callTool("gitea_resolve_task_capability", map[string]any{"task": "merge_pr"})
-		if res["allowed"] != false || !strings.Contains(str(res["reference_profiles_with_it"]), "gitea-merger") {
+		if get(res, "data.allowed") != false || !strings.Contains(str(get(res, "data.reference_profiles_with_it")), "gitea-merger") {
 			t.Errorf("merge_pr for a reviewer: %v", res)
 		}
 		if res, isErr := c.callTool("gitea_resolve_task_capability", map[string]any{"task": "deploy"}); !isErr {
 			t.Errorf("unknown task: %v", res)
 		}
 		guide, _ := c.callTool("gitea_get_operator_guide", map[string]any{})
-		if !strings.Contains(str(guide["guide"]), "gitea-reviewer") {
+		if !strings.Contains(str(get(guide, "data.guide")), "gitea-reviewer") {
 			t.Errorf("guide: %v", guide)
 		}
 	})

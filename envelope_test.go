@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,7 +92,7 @@ func TestScrubBody(t *testing.T) {
 		{name: "too deep is text", ct: "application/json", body: strings.Repeat("[", 101) + strings.Repeat("]", 101), want: `"` + strings.Repeat("[", 101) + strings.Repeat("]", 101) + `"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := &scrubber{red: newRedactor("s3cret"), mask: tc.mask}
+			sc := &scrubber{red: newRedactor("s3cret"), mask: tc.mask, maxBinary: 100}
 			maxItems, maxChars := tc.maxItems, tc.maxChars
 			if maxItems == 0 {
 				maxItems = 100
@@ -99,7 +100,7 @@ func TestScrubBody(t *testing.T) {
 			if maxChars == 0 {
 				maxChars = 1000
 			}
-			data, trunc, err := sc.body(&sent{header: http.Header{"Content-Type": {tc.ct}}, body: []byte(tc.body)}, maxItems, maxChars)
+			data, trunc, err := sc.body(&sent{header: http.Header{"Content-Type": {tc.ct}}, class: classifyMedia(tc.ct), body: []byte(tc.body)}, maxItems, maxChars)
 			if err != nil {
 				data = "error: " + err.Error()
 			}
@@ -127,7 +128,7 @@ func TestScrubBody(t *testing.T) {
 // equals scrubTree on the decoded value.
 func FuzzScrubJSON(f *testing.F) {
 	for _, s := range []string{`{}`, `[1,"s3cret",{"k":"v"}]`, `{"s3cret":{"x":["a\u200bs3cret"]}}`, `"s3\u0063ret"`,
-		`{"sha1":"x","scopes":[]}`, strings.Repeat("[", 100) + strings.Repeat("]", 100), strings.Repeat(`{"a":`, 101) + "1" + strings.Repeat("}", 101), `[{"authorization_header":"Bearer s3cret"},"ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]`} {
+		`{"sha1":"x","scopes":[]}`, `{"type":"file","encoding":"base64","content":"czNjcmV0IGF0IOKArg=="}`, `{"content":"/w==","encoding":"base64"}`, `{"content_base64":"czNj4oCLcmV0"}`, strings.Repeat("[", 100) + strings.Repeat("]", 100), strings.Repeat(`{"a":`, 101) + "1" + strings.Repeat("}", 101), `[{"authorization_header":"Bearer s3cret"},"ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]`} {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, src []byte, mask bool) {
@@ -180,6 +181,11 @@ func scrubTree(v any, r *redactor) (any, bool) {
 		}
 		return out, true
 	case map[string]any:
+		for _, f := range fileFields { // decoded file content: see TestFileContent
+			if _, ok := v[f.member].(string); ok && !slices.ContainsFunc(f.has, func(h string) bool { _, present := v[h]; return !present || h == "encoding" && v[h] != "base64" }) {
+				return nil, false
+			}
+		}
 		out := make(map[string]any, len(v))
 		for k, e := range v {
 			k, _, _ = scrubString(k, r, false)
@@ -245,7 +251,7 @@ func BenchmarkResultPipeline(b *testing.B) {
 			s := testServer(b, bc.env)
 			s.exec.self.login = "bench"
 			op := s.cat.byID["issueListIssues"]
-			ex := &sent{method: "GET", path: "/repos/o/r/issues", status: 200, body: raw,
+			ex := &sent{method: "GET", path: "/repos/o/r/issues", status: 200, body: raw, class: jsonBody,
 				header: http.Header{"Content-Type": {"application/json;charset=utf-8"}, "X-Total-Count": {"900"}}}
 			red := newRedactor("0123456789abcdef0123456789abcdef01234567", "hunter22")
 			b.SetBytes(int64(len(raw)))
@@ -271,7 +277,7 @@ func TestCredentialIssuingDelivered(t *testing.T) {
 			op   string
 			want string // the sha1 as delivered
 		}{{"userCreateToken", minted}, {"userGetTokens", "[MASKED]"}} {
-			ex := &sent{method: "POST", path: "/users/alice/tokens", status: 201, body: body, header: http.Header{"Content-Type": {"application/json"}}}
+			ex := &sent{method: "POST", path: "/users/alice/tokens", status: 201, body: body, class: jsonBody, header: http.Header{"Content-Type": {"application/json"}}}
 			env := s.exec.result(t.Context(), s.cat.byID[tc.op], ex, newRedactor("s3cret-token"), false)
 			text := env.text()
 			if mode == "block" && tc.op == "userGetTokens" {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -113,7 +112,8 @@ type sent struct {
 	status       int
 	header       http.Header
 	body         []byte
-	retries      int // GETs sent again after a 429
+	class        mediaClass // how body was bounded and is delivered, from its Content-Type
+	retries      int        // GETs sent again after a 429
 }
 
 // do runs one tool request and returns the tools/call result.
@@ -126,10 +126,21 @@ func fail(kind, msg string) *envelope {
 	return &envelope{Error: &failure{Kind: kind, Message: msg}}
 }
 
-// run resolves, checks, encodes, sends and builds the result envelope, and
-// logs the outcome to the client.
+// run resolves, checks, encodes, sends and builds the result envelope, names
+// the tool and the caller in it, and logs the outcome to the client.
 func (x *executor) run(ctx context.Context, r *request) *envelope {
 	env := x.run1(ctx, r)
+	if env.Request == nil {
+		env.Request = &requestInfo{}
+	}
+	env.Request.Tool = r.tool
+	if r.op != nil && env.Request.Operation == "" {
+		env.Request.Operation, env.Request.Method = r.op.ID, r.op.Method
+	}
+	if env.Identity == nil {
+		_, c := x.active(ctx)
+		env.Identity = c.identity()
+	}
 	if sess, ok := ctx.Value(sessionKey{}).(*session); ok {
 		level, what := "info", fmt.Sprintf("status %d", env.Status)
 		if env.Error != nil {
@@ -161,7 +172,9 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	p, err := x.routes().expand(op.routeSpec(), pathParams)
 	if err != nil {
 		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: op, args: r.args, rule: "argument validation", reason: err.Error()})
-		return fail("invalid_request", err.Error())
+		env := fail("invalid_request", err.Error())
+		env.Request = &requestInfo{Operation: op.ID, Method: op.Method}
+		return env
 	}
 	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
 	args := r.args
@@ -564,8 +577,9 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 	}
 	defer resp.Body.Close()
 	ex.status, ex.header = resp.StatusCode, resp.Header
+	ex.class = classifyMedia(resp.Header.Get("Content-Type"))
 	limit := maxReadBytes
-	if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media != "" && !strings.HasPrefix(media, "text/") && media != "application/json" && !strings.HasSuffix(media, "+json") {
+	if ex.class == binaryBody {
 		limit = x.cfg.maxBinary // binary: returned whole or not at all
 	}
 	if resp.ContentLength > int64(limit) {

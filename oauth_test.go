@@ -1045,7 +1045,8 @@ func mcpSession(tb testing.TB, base, token string) string {
 // mcpIDs numbers the requests of mcpWhoami: ids in flight in a session differ.
 var mcpIDs atomic.Int64
 
-// mcpWhoami calls gitea_whoami in session sid and returns its JSON.
+// mcpWhoami calls gitea_whoami in session sid and returns the data of its
+// envelope.
 func mcpWhoami(base, token, sid string) (map[string]any, error) {
 	call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"gitea_whoami","arguments":{}}}`, mcpIDs.Add(1))
 	resp, body, err := mcpPost(base, token, sid, call)
@@ -1063,7 +1064,8 @@ func mcpWhoami(base, token, sid string) (map[string]any, error) {
 		json.Unmarshal([]byte(a.Result.Content[0].Text), &who) != nil {
 		return nil, fmt.Errorf("gitea_whoami: %s: %.300s", resp.Status, body)
 	}
-	return who, nil
+	data, _ := who["data"].(map[string]any)
+	return data, nil
 }
 
 // FuzzOAuthOpen feeds the unsealing parser arbitrary text as every kind: it

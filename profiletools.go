@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -52,19 +53,47 @@ func profileTools() []*tool {
 	}
 }
 
-// whoamiTool serves gitea_whoami: it clears the cached login and asks Gitea.
+// whoamiTool serves gitea_whoami: it clears the cached login and asks Gitea
+// through the executor (GET /user). Its data holds the login, the mode, the
+// profile and how the login was verified; a failure keeps Gitea's kind and
+// says what to do.
 func whoamiTool(ctx context.Context, s *server, _ *session, _ map[string]any) map[string]any {
 	x := s.exec
 	prof, c := x.active(ctx)
 	c.mu.Lock()
 	c.login = ""
 	c.mu.Unlock()
-	login := x.whoami(ctx)
-	if login == "" {
-		return errorResult("identity_unverified", "Gitea did not confirm the token's identity; mutations are denied until it does")
+	env := x.run(ctx, &request{tool: "gitea_whoami", op: x.cat.byID["userGetCurrent"]})
+	c.mu.Lock()
+	login := c.login // verified by the call above when it succeeded
+	c.mu.Unlock()
+	if env.Error == nil && login == "" {
+		env.Error = &failure{Status: env.Status, Kind: "identity_unverified", Message: "Gitea's answer named no login"}
 	}
-	id := c.identity()
-	return jsonResult(map[string]any{"login": login, "mode": id.Mode, "sudo": id.Sudo, "profile": profileName(prof), "verified": true}, false)
+	if env.Error != nil {
+		env.Data = nil
+		env.Error.Message += "; " + cmp.Or(whoamiAdvice[env.Error.Kind], "try again later") +
+			"; until Gitea confirms the identity, every mutation is denied"
+		return envelopeResult(env)
+	}
+	env.Identity = c.identity()
+	env.Data = map[string]any{"login": login, "mode": c.mode, "profile": profileName(prof),
+		"verification": "confirmed by Gitea just now (GET /user with this server's token)"}
+	return envelopeResult(env)
+}
+
+// whoamiAdvice says what to do when gitea_whoami fails, by error kind.
+var whoamiAdvice = map[string]string{
+	"unauthorized":       "Gitea rejected the token: check that GITEA_TOKEN (or the active profile's token variable) holds a valid, unexpired access token",
+	"forbidden":          "Gitea refused to say who the token is: it may lack the read:user scope, or the account may be prohibited from signing in",
+	"connection_refused": "check GITEA_URL and that Gitea is running",
+	"dns_error":          "check the host name in GITEA_URL",
+	"tls_error":          "check GITEA_URL's scheme and GITEA_CA_FILE",
+	"timeout":            "Gitea is slow or unreachable: check GITEA_URL, the network, or raise GITEA_TIMEOUT",
+	"network_error":      "check GITEA_URL and the network between this server and Gitea",
+	"not_found":          "GITEA_URL may not point at a Gitea API (it should be the instance's base URL)",
+	"redirect":           "GITEA_URL may need https:// or a different base path",
+	"not_configured":     "set it and restart the server",
 }
 
 // profileName is the name of a profile, or "" for none.

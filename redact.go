@@ -570,13 +570,65 @@ func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	return s, rules, hidden
 }
 
-// stripHidden removes the characters that hide text from a reader: Unicode
-// tags (U+E0000..U+E007F), bidirectional controls (U+202A..U+202E,
-// U+2066..U+2069, U+200E, U+200F, U+061C) and zero-width characters (U+200B,
-// U+200C, U+200D, U+2060, U+FEFF). It returns the text and how many it removed.
+// invisibleCarrier is a range of code points that display as nothing (or as
+// nothing a reader notices) and so can carry text a reviewer cannot see.
+type invisibleCarrier struct {
+	lo, hi  rune
+	name    string
+	example string // text with one of them, as an attacker or a legitimate text uses it
+}
+
+// invisibleCarriers are the hidden-text characters: Unicode's
+// Default_Ignorable_Code_Point (DerivedCoreProperties.txt), which includes the
+// bidi controls of Trojan Source (CVE-2021-42574), plus the interlinear
+// annotation controls. Sorted, not overlapping. In prose they are removed
+// (stripHidden), in file text shown as markers (markHidden).
+var invisibleCarriers = []invisibleCarrier{
+	{0x00AD, 0x00AD, "soft hyphen", "pass\u00adword"},
+	{0x034F, 0x034F, "combining grapheme joiner", "ad\u034fmin"},
+	{0x061C, 0x061C, "bidi control", "\u061c1 + 2"},
+	{0x115F, 0x1160, "hangul filler", "x\u115f\u1160y"},
+	{0x17B4, 0x17B5, "khmer inherent vowel", "a\u17b4b"},
+	{0x180B, 0x180F, "mongolian variation selector or vowel separator", "a\u180eb"},
+	{0x200B, 0x200D, "zero-width character", "ig\u200bnore"},
+	{0x200E, 0x200F, "bidi control", "a\u200fb"},
+	{0x202A, 0x202E, "bidi control", "access_level != \"user\u202e \u202b// Check if admin\u202c\" {"},
+	{0x2060, 0x2060, "zero-width character", "word\u2060joiner"},
+	{0x2061, 0x2065, "invisible operator", "f\u2061(x)\u2062y\u2063z\u2064w"},
+	{0x2066, 0x2069, "bidi control", "\u2067abc\u2069"},
+	{0x206A, 0x206F, "deprecated format character", "a\u206ab"},
+	{0x3164, 0x3164, "hangul filler", "\u3164"},
+	{0xFE00, 0xFE0F, "variation selector", "I\ufe09G\ufe0eN"},
+	{0xFEFF, 0xFEFF, "zero-width character", "\ufeffhello"},
+	{0xFFA0, 0xFFA0, "hangul filler", "a\uffa0b"},
+	{0xFFF0, 0xFFF8, "unassigned ignorable", "a\ufff0b"},
+	{0xFFF9, 0xFFFB, "interlinear annotation", "\ufff9base\ufffahidden note\ufffb"},
+	{0x1BCA0, 0x1BCA3, "shorthand format control", "a\U0001bca0b"},
+	{0x1D173, 0x1D17A, "musical format control", "a\U0001d173b"},
+	{0xE0000, 0xE007F, "tag", "hi\U000e0049\U000e0047\U000e004e\U000e007f"},
+	{0xE0080, 0xE00FF, "unassigned ignorable", "a\U000e0080b"},
+	{0xE0100, 0xE01EF, "variation selector", "x\U000e0149\U000e0147"},
+	{0xE01F0, 0xE0FFF, "unassigned ignorable", "a\U000e0ff0b"},
+}
+
+// invisibleSeconds has, for each first byte of the UTF-8 encoding of an
+// invisible carrier, a bit for each second byte (a continuation byte, 0x80 to
+// 0xBF) that one of them has: two loads rule out almost every other text.
+var invisibleSeconds = func() (t [256]uint64) {
+	for _, c := range invisibleCarriers {
+		for r := c.lo; r <= c.hi; r++ {
+			b := utf8.AppendRune(nil, r)
+			t[b[0]] |= 1 << (b[1] & 0x3f)
+		}
+	}
+	return t
+}()
+
+// stripHidden removes the invisibleCarriers from s. It returns the text and
+// how many it removed.
 func stripHidden(s string) (string, int) {
 	i := 0
-	for i < len(s) && (s[i] < 0xD8 || hiddenSize(s, i) == 0) {
+	for i < len(s) && (invisibleSeconds[s[i]] == 0 || hiddenSize(s, i) == 0) {
 		i++
 	}
 	if i == len(s) {
@@ -598,18 +650,53 @@ func stripHidden(s string) (string, int) {
 	return b.String(), n
 }
 
-// hiddenSize returns the length of the hidden character at s[i], or 0. All of
-// them are encoded with a lead byte of at least 0xD8, which rules out most
-// bytes with one comparison.
+// markHidden replaces each of the invisibleCarriers in s with a visible
+// marker such as <U+202E>, and counts each in marked under its code point and
+// carrier name.
+func markHidden(s string, marked map[string]int) string {
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		size := hiddenSize(s, i)
+		if size == 0 {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		marker := fmt.Sprintf("<U+%04X>", r)
+		b.WriteString(marker)
+		marked[marker[1:len(marker)-1]+" "+carrierOf(r).name]++
+		i += size
+	}
+	return b.String()
+}
+
+// carrierOf returns the row of invisibleCarriers that holds r, or nil.
+func carrierOf(r rune) *invisibleCarrier {
+	i, found := slices.BinarySearchFunc(invisibleCarriers, r, func(c invisibleCarrier, r rune) int {
+		switch {
+		case c.hi < r:
+			return -1
+		case c.lo > r:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		return nil
+	}
+	return &invisibleCarriers[i]
+}
+
+// hiddenSize returns the length of the invisible carrier at s[i], or 0.
 func hiddenSize(s string, i int) int {
-	if s[i] < 0xD8 {
+	if m := invisibleSeconds[s[i]]; m == 0 || i+1 == len(s) || m&(1<<(s[i+1]&0x3f)) == 0 {
 		return 0
 	}
 	r, size := utf8.DecodeRuneInString(s[i:])
-	switch {
-	case r >= 0xE0000 && r <= 0xE007F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069,
-		r >= 0x200B && r <= 0x200F, r == 0x061C, r == 0x2060, r == 0xFEFF:
-		return size
+	if carrierOf(r) == nil {
+		return 0
 	}
-	return 0
+	return size
 }

@@ -239,16 +239,58 @@ func TestStripHidden(t *testing.T) {
 		in, want string
 		n        int
 	}{
-		{"plain “quoted” — 日本語 ✓ 🙂", "plain “quoted” — 日本語 ✓ 🙂", 0},
+		{"plain “quoted” — 日本語 ✓ 🙂 café ©", "plain “quoted” — 日本語 ✓ 🙂 café ©", 0},
 		{"a\u200bb\u200cc\u200dd\u2060e\ufefff", "abcdef", 5},
 		{"x\u202ay\u202ez\u2066w\u2069v\u200eu\u200ft\u061cs", "xyzwvuts", 7},
 		{"run\U000E0072\U000E006D\U000E007F ok", "run ok", 3},
-		{"\xff\xd8\u200b\xe2\x80", "\xff\xd8\xe2\x80", 1},                   // invalid UTF-8 is kept byte for byte
-		{"\u061b\u202f\u2065\U000E0080", "\u061b\u202f\u2065\U000E0080", 0}, // neighbours of the ranges
+		{"\xff\xd8\u200b\xe2\x80", "\xff\xd8\xe2\x80", 1}, // invalid UTF-8 is kept byte for byte
+		// Neighbours of the ranges.
+		{"\u00ac\u00ae\u034e\u0350\u061b\u115e\u1161\u180a\u1810\u202f\u2070\u3163\u3165\ufdff\ufe10\ufefe\uff9f\uffa1\ufffc\U000E1000",
+			"\u00ac\u00ae\u034e\u0350\u061b\u115e\u1161\u180a\u1810\u202f\u2070\u3163\u3165\ufdff\ufe10\ufefe\uff9f\uffa1\ufffc\U000E1000", 0},
+		// "IGNORE" in variation selectors, one per byte after a visible character.
+		{"ok\ufe09\U000e0137\U000e013e\U000e013f\U000e0142\U000e0135 then", "ok then", 6},
 	} {
 		got, n := stripHidden(tc.in)
 		if diff := cmp.Diff(tc.want, got); diff != "" || n != tc.n {
 			t.Errorf("stripHidden(%q): removed %d, want %d, mismatch (-want +got):\n%s", tc.in, n, tc.n, diff)
+		}
+	}
+}
+
+// TestInvisibleCarriers checks each row of the table: its example loses
+// exactly its carriers in prose and shows them as markers in file text; both
+// ends of the range are carriers; the rows are sorted and apart.
+func TestInvisibleCarriers(t *testing.T) {
+	for i, c := range invisibleCarriers {
+		if c.lo > c.hi || i > 0 && invisibleCarriers[i-1].hi >= c.lo {
+			t.Errorf("row %U..%U: not sorted or overlapping", c.lo, c.hi)
+		}
+		var want []string
+		for _, r := range c.example {
+			if r >= c.lo && r <= c.hi {
+				want = append(want, fmt.Sprintf("U+%04X %s", r, c.name))
+			}
+		}
+		stripped, n := stripHidden(c.example)
+		if n != len(want) || n == 0 || strings.ContainsFunc(stripped, func(r rune) bool { return r >= c.lo && r <= c.hi }) {
+			t.Errorf("%s %q: removed %d of %d: %q", c.name, c.example, n, len(want), stripped)
+		}
+		marked := map[string]int{}
+		shown := markHidden(c.example, marked)
+		got := 0
+		for _, k := range want {
+			got += marked[k]
+			if !strings.Contains(shown, "<"+k[:strings.IndexByte(k, ' ')]+">") {
+				t.Errorf("%s %q: no marker for %s in %q", c.name, c.example, k, shown)
+			}
+		}
+		if got != len(want) {
+			t.Errorf("%s %q: marked %v", c.name, c.example, marked)
+		}
+		for _, r := range []rune{c.lo, c.hi} {
+			if s, _ := stripHidden("a" + string(r) + "b"); s != "ab" {
+				t.Errorf("%s: %U not removed", c.name, r)
+			}
 		}
 	}
 }

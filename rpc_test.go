@@ -20,7 +20,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // TestTranscripts replays each testdata/rpc/*.in against the built server
 // over real pipes, one client line at a time, and compares the transcript
-// (client lines "> ", server lines "< ") with the .golden file.
+// (client lines "> ", server lines "< ") with the .golden file. A line
+// "#! start ENV..." starts a fresh server with that environment, in which
+// {{url}} is the test Gitea's URL and {{token:alice}} a user's token (the
+// transcript then needs the real Gitea); comments are kept.
 func TestTranscripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/rpc/*.in")
 	if len(files) == 0 {
@@ -32,12 +35,25 @@ func TestTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := startClient(t)
+			var g *giteaInstance
+			if bytes.Contains(in, []byte("{{")) {
+				g = needGitea(t)
+			}
+			var c *client
 			var got bytes.Buffer
 			for _, line := range strings.Split(strings.TrimSuffix(string(in), "\n"), "\n") {
+				if env, ok := strings.CutPrefix(line, "#! start"); ok {
+					if c != nil {
+						c.close()
+					}
+					c = startClient(t, strings.Fields(expandTranscript(env, g))...)
+				}
 				if strings.HasPrefix(line, "#") {
 					got.WriteString(line + "\n")
 					continue
+				}
+				if c == nil {
+					c = startClient(t)
 				}
 				got.WriteString("> " + line + "\n")
 				c.send(line)
@@ -60,6 +76,19 @@ func TestTranscripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expandTranscript fills the placeholders of a "#! start" line from the test
+// Gitea g.
+func expandTranscript(env string, g *giteaInstance) string {
+	if g == nil {
+		return env
+	}
+	env = strings.ReplaceAll(env, "{{url}}", g.URL)
+	for login, tok := range g.Tokens {
+		env = strings.ReplaceAll(env, "{{token:"+login+"}}", tok)
+	}
+	return env
 }
 
 // expectedReplies is how many lines the server answers to a client line: one

@@ -42,7 +42,7 @@ func TestStdioBadInput(t *testing.T) {
 		{"100,000 nested objects", strings.Repeat(`{"a":`, 100000),
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid character '{' exceeded max depth"}}`},
 		{"9,000 nested arrays in arguments", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gitea_find_operations","arguments":{"query":"x","deep":` + deep + `}}}`,
-			`{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"{\"error\":{\"kind\":\"invalid_arguments\",\"message\":\"deep: unknown property\"}}","type":"text"}],"isError":true}}`},
+			`{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"{\"identity\":{\"login\":null,\"mode\":\"token\",\"sudo\":null},\"request\":{\"tool\":\"gitea_find_operations\"},\"error\":{\"kind\":\"invalid_arguments\",\"message\":\"deep: unknown property\"}}","type":"text"}],"isError":true}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.send(tc.line)

@@ -284,9 +284,35 @@ func (s *server) callTool(ctx context.Context, sess *session, params json.RawMes
 	}
 	if err := t.schema.Validate(args); err != nil {
 		s.refuseArgs(ctx, t, args, err)
-		return errorResult("invalid_arguments", err.Error()), nil
+		return s.finish(ctx, t, errorResult("invalid_arguments", err.Error())), nil
 	}
-	return t.run(ctx, s, sess, args), nil
+	return s.finish(ctx, t, t.run(ctx, s, sess, args)), nil
+}
+
+// localEnvelope is the key under which jsonResult and errorResult leave their
+// envelope for finish.
+const localEnvelope = "\x00envelope"
+
+// finish completes the envelope of a result built by jsonResult or
+// errorResult with the tool, its operation and the caller's identity as
+// known (never asking Gitea); other results are complete already.
+func (s *server) finish(ctx context.Context, t *tool, r map[string]any) map[string]any {
+	env, ok := r[localEnvelope].(*envelope)
+	if !ok {
+		return r
+	}
+	if env.Request == nil {
+		env.Request = &requestInfo{}
+	}
+	env.Request.Tool = t.name
+	if t.op != nil {
+		env.Request.Operation, env.Request.Method = t.op.ID, t.op.Method
+	}
+	if env.Identity == nil {
+		_, c := s.exec.active(ctx)
+		env.Identity = c.identity()
+	}
+	return envelopeResult(env)
 }
 
 // decodeArgs decodes tool arguments, keeping numbers exact.
@@ -589,16 +615,27 @@ func rawRequest(ctx context.Context, s *server, _ *session, args map[string]any)
 	return s.exec.do(ctx, &request{tool: "gitea_api_request", method: method, rawPath: p, query: query, body: args["body"], raw: true})
 }
 
-// jsonResult wraps v as a tools/call result with one text content item.
+// jsonResult is the result of a hand-written tool: an envelope whose data is
+// v, marked untrusted as it may hold Gitea data. isError says the action was
+// not taken; data says why. callTool completes it (finish).
 func jsonResult(v any, isError bool) map[string]any {
-	r := map[string]any{"content": []any{map[string]any{"type": "text", "text": string(encode(v))}}}
+	env := &envelope{UntrustedContent: untrustedNotice, Data: v}
 	if isError {
-		r["isError"] = true
+		env.Error = &failure{Kind: "not_done", Message: "the action was not taken; data says why"}
 	}
-	return r
+	return pending(env)
 }
 
-// errorResult is an isError result that is not a Gitea answer.
+// errorResult is the result of a call refused or failed before or without
+// Gitea: an envelope with the error. callTool completes it (finish).
 func errorResult(kind, msg string) map[string]any {
-	return jsonResult(map[string]any{"error": map[string]any{"kind": kind, "message": msg}}, true)
+	return pending(&envelope{Error: &failure{Kind: kind, Message: msg}})
+}
+
+// pending is a complete tools/call result for env that also carries env for
+// finish to name the tool and the caller in.
+func pending(env *envelope) map[string]any {
+	r := envelopeResult(env)
+	r[localEnvelope] = env
+	return r
 }
