@@ -132,7 +132,7 @@ func TestE2EGeneratedAndRawTools(t *testing.T) {
 		{"request path is relative", "repoGet", map[string]any{"owner": owner, "repo": repo}, "200", "request.path", "/repos/" + g.Repo},
 		{"untrusted notice", "repoGet", map[string]any{"owner": owner, "repo": repo}, "200", "untrusted_content", untrustedNotice},
 		{"POST generated", "issueCreateIssue", map[string]any{"owner": owner, "repo": repo, "body": map[string]any{"title": "from e2e"}}, "201", "data.title", "from e2e"},
-		{"file path with slashes", "repoGetContents", map[string]any{"owner": owner, "repo": repo, "filepath": fixtureGuidePath}, "200", "data.content", base64.StdEncoding.EncodeToString([]byte(fixtureGuide))},
+		{"file path with slashes", "repoGetContents", map[string]any{"owner": owner, "repo": repo, "filepath": fixtureGuidePath}, "200", "data.content", fixtureGuide},
 		{"raw tool, branch with a slash", "gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + g.Repo + "/branches/feature/x"}, "200", "data.commit.id", g.FeatureSHA},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -91,11 +91,11 @@ func TestFindLean(t *testing.T) {
 	}
 	find := func(args map[string]any) []match {
 		res := findOperations(t.Context(), s, nil, args)
-		var out struct{ Matches []match }
+		var out struct{ Data struct{ Matches []match } }
 		if err := json.Unmarshal([]byte(res["content"].([]any)[0].(map[string]any)["text"].(string)), &out); err != nil {
 			t.Fatal(err)
 		}
-		return out.Matches
+		return out.Data.Matches
 	}
 	ms := find(map[string]any{"query": "create pull request"})
 	if len(ms) != 5 || ms[0].Operation != "repoCreatePullRequest" || ms[0].InputSchema != nil {
