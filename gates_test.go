@@ -65,12 +65,15 @@ func runLiveCases(t *testing.T, cases []liveCase) {
 			out, isErr := fakeCall(t, t.Context(), s, tc.tool, tc.args)
 			got := liveGot{IsError: isErr, Kind: str0(get(out, "error.kind")),
 				Perm: str0(get(out, "error.permission_report.required_permission")), Reason: str0(get(out, "error.permission_report.reason"))}
-			if gates, ok := out["gates"].([]any); ok {
+			if gates, ok := get(out, "data.gates").([]any); ok {
 				for _, g := range gates {
 					if g := g.(map[string]any); g["passed"] != true {
 						got.Blocked = append(got.Blocked, g["gate"].(string))
 					}
 				}
+			}
+			if got.Kind == "not_done" && got.IsError && len(got.Blocked) > 0 { // a gate refusal: Blocked names the gates
+				got.Kind = ""
 			}
 			got.NoWho = true
 			for _, r := range f.requests() {
