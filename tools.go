@@ -294,8 +294,8 @@ func (s *server) callTool(ctx context.Context, sess *session, params json.RawMes
 const localEnvelope = "\x00envelope"
 
 // finish completes the envelope of a result built by jsonResult or
-// errorResult with the tool, its operation and the caller's identity as
-// known (never asking Gitea); other results are complete already.
+// errorResult with the tool and the caller's identity as known (never asking
+// Gitea); other results are complete already.
 func (s *server) finish(ctx context.Context, t *tool, r map[string]any) map[string]any {
 	env, ok := r[localEnvelope].(*envelope)
 	if !ok {
@@ -305,9 +305,6 @@ func (s *server) finish(ctx context.Context, t *tool, r map[string]any) map[stri
 		env.Request = &requestInfo{}
 	}
 	env.Request.Tool = t.name
-	if t.op != nil {
-		env.Request.Operation, env.Request.Method = t.op.ID, t.op.Method
-	}
 	if env.Identity == nil {
 		_, c := s.exec.active(ctx)
 		env.Identity = c.identity()
