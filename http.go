@@ -164,8 +164,14 @@ type httpTransport struct {
 	sessions map[string]*httpSession
 }
 
-// newHTTPTransport returns a transport for s with configuration c.
+// newHTTPTransport returns a transport for s with configuration c. The
+// executor's pool of idle connections to Gitea grows to the bound on
+// requests in flight, so that a full load reuses its connections instead of
+// dialing anew (before any request: transports are not changed in use).
 func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
+	if gt, ok := s.exec.client.Transport.(*http.Transport); ok && gt.MaxIdleConnsPerHost < c.inFlight {
+		gt.MaxIdleConns, gt.MaxIdleConnsPerHost = c.inFlight, c.inFlight
+	}
 	return &httpTransport{srv: s, cfg: c, oauth: s.cfg.oauth, limit: maxSessions, idle: time.Hour,
 		slots: make(chan struct{}, c.inFlight), stop: make(chan struct{}), sessions: map[string]*httpSession{}}
 }
@@ -281,19 +287,21 @@ type httpPeek struct {
 	meta   string          // params._meta's protocol version when a string
 }
 
-// peek decodes what routing needs from a message; wrong types are the
-// JSON-RPC layer's to report.
-func peek(body []byte) *httpPeek {
+// peek decodes what routing needs from a message and reports whether it is
+// one JSON value; wrong types are the JSON-RPC layer's to report.
+func peek(body []byte) (*httpPeek, bool) {
 	p := &httpPeek{}
-	_ = json.Unmarshal(body, p)
+	if _, syntax := errors.AsType[*json.SyntaxError](json.Unmarshal(body, p)); syntax {
+		return nil, false
+	}
 	var params struct {
-		Name any            `json:"name"`
-		Meta map[string]any `json:"_meta"`
+		Name json.RawMessage            `json:"name"`
+		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	_ = json.Unmarshal(p.Params, &params)
-	p.name, _ = params.Name.(string)
-	p.meta, _ = params.Meta[metaVersion].(string)
-	return p
+	_ = json.Unmarshal(params.Name, &p.name)
+	_ = json.Unmarshal(params.Meta[metaVersion], &p.meta)
+	return p, true
 }
 
 // id returns the request's id for an error answer: null when absent or invalid.
@@ -331,14 +339,17 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		httpFail(w, http.StatusRequestEntityTooLarge, nil, errorf(codeInvalidRequest, "message larger than %d bytes", maxMessageBytes))
 		return
 	}
-	if err != nil || !json.Valid(body) {
+	trimmed := bytes.TrimSpace(body)
+	batch := len(trimmed) > 0 && trimmed[0] == '['
+	p, valid := &httpPeek{}, err == nil
+	if valid && batch {
+		valid = json.Valid(body)
+	} else if valid {
+		p, valid = peek(body) // one pass checks and decodes
+	}
+	if !valid {
 		httpFail(w, http.StatusBadRequest, nil, errorf(codeParse, "parse error: the body is not one JSON value"))
 		return
-	}
-	p := &httpPeek{}
-	batch := bytes.TrimSpace(body)[0] == '['
-	if !batch {
-		p = peek(body)
 	}
 	if batch || p.ID != nil { // a request; a notification (a cancellation) always gets through
 		select {
@@ -578,6 +589,7 @@ func reply(w http.ResponseWriter, r *http.Request, status int, out []byte) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out))) // one write, not chunks
 	w.WriteHeader(status)
 	w.Write(out)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -852,4 +854,60 @@ func TestHTTPBusy(t *testing.T) {
 	}) {
 		t.Error("requests still refused after the calls in flight ended")
 	}
+}
+
+// BenchmarkHTTPCallOverhead measures one tools/call of repoGet against a
+// local server answering like Gitea (so that the network to it costs the
+// same each time): served straight by a session (the JSON-RPC layer that
+// stdio adds nothing but a line to), and over HTTP in a session and
+// stateless. The differences are the HTTP transport's own cost per call.
+// Besides wall time (which a loaded machine inflates) it reports the CPU
+// time of the whole process (client, server and local Gitea) per call.
+func BenchmarkHTTPCallOverhead(b *testing.B) {
+	repo := []byte(`{"id":1,"name":"demo","full_name":"alice/demo","owner":{"login":"alice"},"description":"a repository","default_branch":"main","stars_count":3}`)
+	gitea := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v1/user" {
+			w.Write([]byte(`{"login":"alice"}`))
+			return
+		}
+		w.Write(repo)
+	}))
+	defer gitea.Close()
+	ts, tr := newHTTPTest(b, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567"})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"demo"}}}`
+	check := func(b *testing.B, out []byte) {
+		if !bytes.Contains(out, []byte(`\"full_name\":\"alice/demo\"`)) {
+			b.Fatalf("%.300s", out)
+		}
+	}
+	cpu := func(b *testing.B, loop func()) {
+		var before, after syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+		for b.Loop() {
+			loop()
+		}
+		syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+		used := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+	b.Run("session", func(b *testing.B) {
+		sess := newSession(tr.srv, func([]byte) {})
+		sess.handleRaw(b.Context(), []byte(initBody("2025-11-25")))
+		cpu(b, func() { check(b, sess.handleRaw(b.Context(), []byte(call))) })
+	})
+	sid := httpSessionID(b, ts.URL, "2025-11-25")
+	b.Run("http-session", func(b *testing.B) {
+		cpu(b, func() {
+			_, body := httpDo(b, ts.URL, http.MethodPost, []string{hdrSession, sid}, call)
+			check(b, body)
+		})
+	})
+	modern := strings.Replace(modernBody(modernVersion, "tools/call", `"name":"repoGet","arguments":{"owner":"alice","repo":"demo"},`), `"id":1`, `"id":2`, 1)
+	b.Run("http-stateless", func(b *testing.B) {
+		cpu(b, func() {
+			_, body := httpDo(b, ts.URL, http.MethodPost, []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "repoGet"}, modern)
+			check(b, body)
+		})
+	})
 }

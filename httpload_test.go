@@ -106,7 +106,8 @@ func loadPost(c *http.Client, base string, kv []string, msg any) (int, []byte, e
 func TestE2EHTTPLoad(t *testing.T) {
 	g := needGitea(t)
 	owner, repo := ownerRepo(g)
-	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": g.URL, "GITEA_TOKEN": g.Tokens["alice"], "GITEA_MCP_PROFILE": "gitea-owner"})
+	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": g.URL, "GITEA_TOKEN": g.Tokens["alice"], "GITEA_MCP_PROFILE": "gitea-owner",
+		"MCP_HTTP_MAX_IN_FLIGHT": fmt.Sprint(loadRequests)}) // all in flight at once: the figures compare throughput, not the bound
 	targets := []loadTarget{{owner, repo, 200}, {owner, "missing-1", 404}, {owner, "missing-2", 404}, {"bob", "missing-3", 404}, {"nobody-4", repo, 404}}
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: loadRequests}}
 	defer client.CloseIdleConnections()
