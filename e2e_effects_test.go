@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // effectTools are the generated tools the effect and allowlist tests call.
@@ -75,18 +76,34 @@ func TestE2EForceMerge(t *testing.T) {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	owner, name, _ := strings.Cut(repo, "/")
+	repoOwner, name, _ := strings.Cut(repo, "/")
 	path := fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, pr.Number)
 	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger", effectTools)
 	wantDenied(t, c, "repoMergePullRequest", "POST", path,
-		map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"do": "merge", "force_merge": true}},
+		map[string]any{"owner": repoOwner, "repo": name, "index": pr.Number, "body": map[string]any{"do": "merge", "force_merge": true}},
 		"gitea.pr.force_merge", "force_merge: true merges past branch protection")
 	wantDenied(t, c, "repoMergePullRequest", "POST", path,
-		map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"do": "merge", "delete_branch_after_merge": true}},
+		map[string]any{"owner": repoOwner, "repo": name, "index": pr.Number, "body": map[string]any{"do": "merge", "delete_branch_after_merge": true}},
 		"gitea.branch.delete", "deletes the head branch")
 	_, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil)
 	if err != nil || !strings.Contains(string(data), `"merged":false`) || !strings.Contains(string(data), `"state":"open"`) {
-		t.Errorf("the pull request changed: %v %.300s", err, data)
+		t.Fatalf("the pull request changed: %v %.300s", err, data)
+	}
+	// The protection is real: only gitea-owner's force_merge gets past it.
+	owner := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner", effectTools)
+	merge := func(body map[string]any) (map[string]any, bool) { // retried while Gitea still checks mergeability
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			res, isErr := owner.callTool("repoMergePullRequest", map[string]any{"owner": repoOwner, "repo": name, "index": pr.Number, "body": body})
+			if !isErr || !strings.Contains(str(get(res, "error.message")), "try again later") || time.Now().After(deadline) {
+				return res, isErr
+			}
+		}
+	}
+	if res, isErr := merge(map[string]any{"do": "merge"}); !isErr || !strings.Contains(str(get(res, "error.message")), "enough approvals") {
+		t.Errorf("a merge without approvals: %v", res)
+	}
+	if res, isErr := merge(map[string]any{"do": "merge", "force_merge": true}); isErr {
+		t.Errorf("force merge under gitea-owner: %v", res)
 	}
 }
 
