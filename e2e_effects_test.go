@@ -13,7 +13,7 @@ import (
 )
 
 // effectTools are the generated tools the effect and allowlist tests call.
-const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion,issueCreateIssueDependencies"
+const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion,issueCreateIssueDependencies,repoCompareDiff,repoCreatePullRequest"
 
 // wantDenied calls one operation through all three doors and requires a
 // permission_denied answer requiring perm whose reason contains reason.
@@ -153,6 +153,13 @@ func TestE2ERepositoryAllowlist(t *testing.T) {
 	if after := branchSHA(t, g, fork, "fork-topic"); after != before {
 		t.Errorf("the fork branch moved from %s to %s", before, after)
 	}
+	// Comparing with the fork's branch, or opening a pull request from it, reveals the fork.
+	basehead := "main..." + fork + ":fork-topic"
+	wantDenied(t, c, "repoCompareDiff", "GET", "/repos/"+g.Repo+"/compare/"+basehead,
+		map[string]any{"owner": owner, "repo": name, "basehead": basehead}, "gitea.read", `in "`+fork+`", outside the repositories of demo-only`)
+	wantDenied(t, c, "repoCreatePullRequest", "POST", "/repos/"+g.Repo+"/pulls",
+		map[string]any{"owner": owner, "repo": name, "body": map[string]any{"base": "main", "head": "bob:fork-topic", "title": "again"}},
+		"gitea.pr.create", "in a fork Gitea finds by its owner")
 	// An issue dependency on the fork's issue tracker names a repository outside the list.
 	deps := fmt.Sprintf("/repos/%s/issues/%d/dependencies", g.Repo, g.Issues[0])
 	wantDenied(t, c, "issueCreateIssueDependencies", "POST", deps,

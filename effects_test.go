@@ -297,3 +297,37 @@ func TestRepoReveals(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareHead(t *testing.T) {
+	tests := []struct{ spec, want string }{
+		{"main...topic", "acme/app"},
+		{"main..topic", "acme/app"},
+		{"topic", "acme/app"},
+		{"main...acme:topic", "acme/app"},
+		{"main...ACME/App:topic", "acme/app"},
+		{"main...bob:topic", ""},
+		{"main...bob/app-fork:topic", "bob/app-fork"},
+		{"bob/app-fork:topic", "bob/app-fork"},
+		{"main..bob/x:y...z", "acme/app"}, // Gitea cuts at the first "..."
+		{"main...a/b/c:d", "a/b/c"},       // no such repository: allowsRepo refuses it
+	}
+	for _, tt := range tests {
+		if got := compareHead(tt.spec, "acme", "app"); got != tt.want {
+			t.Errorf("compareHead(%q) = %q, want %q", tt.spec, got, tt.want)
+		}
+	}
+	ops := docOps(t)
+	p := allBut(t, "", "acme/*")
+	params := map[string]string{"owner": "acme", "repo": "app", "basehead": "main...bob/app-fork:topic"}
+	if d := decide(p, "bot", "t", ops["repoCompareDiff"], nil, params); d.Allowed || !strings.Contains(d.Reason, `head "main...bob/app-fork:topic" in "bob/app-fork"`) {
+		t.Errorf("compare with a fork outside the list: %+v", d)
+	}
+	body := map[string]any{"body": map[string]any{"base": "main", "head": "bob:topic", "title": "t"}}
+	if d := decide(p, "bot", "t", ops["repoCreatePullRequest"], body, params); d.Allowed || !strings.Contains(d.Reason, "in a fork Gitea finds by its owner") {
+		t.Errorf("pull request from a fork named by its owner: %+v", d)
+	}
+	body = map[string]any{"body": map[string]any{"base": "main", "head": "acme/lib:topic", "title": "t"}}
+	if d := decide(p, "bot", "t", ops["repoCreatePullRequest"], body, params); !d.Allowed {
+		t.Errorf("pull request from a repository in the list: %+v", d)
+	}
+}

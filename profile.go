@@ -730,6 +730,27 @@ var repoReveals = map[string]string{
 	"issueListBlocks":            "lists the issues it blocks, which may be in other repositories",
 }
 
+// compareHead returns the repository the head of a comparison names, read as
+// Gitea reads "base...head", "base..head" or a head alone: owner/name for
+// "owner/name:ref", the path's own repository for a bare ref or its own
+// owner, and "" for "owner:ref" naming another owner (a fork Gitea looks up).
+func compareHead(spec, owner, repo string) string {
+	_, head, ok := strings.Cut(spec, "...")
+	if !ok {
+		if _, head, ok = strings.Cut(spec, ".."); !ok {
+			head = spec
+		}
+	}
+	headOwner, _, named := strings.Cut(head, ":")
+	switch o, r, both := strings.Cut(headOwner, "/"); {
+	case !named || both && strings.EqualFold(o, owner) && strings.EqualFold(r, repo) || !both && strings.EqualFold(o, owner):
+		return owner + "/" + repo
+	case both:
+		return o + "/" + r
+	}
+	return ""
+}
+
 // repoDenied returns why p's repositories forbid op, or "": every repository
 // its path names, and the one its body names (repoTargets), must be within
 // them; a route naming no single repository is denied unless repoFree lists it,
@@ -748,6 +769,22 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 		owner, repo := pathParams[strings.Trim(rp.owner, "{}")], pathParams[strings.Trim(rp.repo, "{}")]
 		if !p.allowsRepo(owner, repo) {
 			return fmt.Sprintf("repository %q is outside the repositories of %s", owner+"/"+repo, p.Name)
+		}
+	}
+	if op.ID == "repoCompareDiff" || op.ID == "repoCreatePullRequest" {
+		spec := pathParams["basehead"]
+		if body, _ := args["body"].(map[string]any); op.ID == "repoCreatePullRequest" {
+			base, _ := body["base"].(string)
+			head, _ := body["head"].(string)
+			spec = base + ".." + head // as Gitea joins them
+		}
+		head := compareHead(spec, pathParams["owner"], pathParams["repo"])
+		owner, repo, _ := strings.Cut(head, "/")
+		switch {
+		case head == "":
+			return fmt.Sprintf("%s compares with the head %q, in a fork Gitea finds by its owner; name it owner/name:branch for %s to judge", op.ID, spec, p.Name)
+		case !p.allowsRepo(owner, repo):
+			return fmt.Sprintf("%s compares with the head %q in %q, outside the repositories of %s", op.ID, spec, head, p.Name)
 		}
 	}
 	if what, ok := repoReveals[op.ID]; ok {
