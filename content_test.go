@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -119,6 +120,21 @@ func TestFileContent(t *testing.T) {
 				t.Errorf("mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestFileTextCut shows a file text too long for the bounds cut inside its
+// object, which stays JSON, and the cut reported.
+func TestFileTextCut(t *testing.T) {
+	long := strings.Repeat("line\n", 10000)
+	body := `{"type":"file","encoding":"base64","content":"` + base64.StdEncoding.EncodeToString([]byte(long)) + `","sha":"x"}`
+	sc := &scrubber{red: newRedactor(), maxBinary: 100}
+	data, trunc, err := sc.body(&sent{class: jsonBody, body: []byte(body)}, 100, 10000)
+	raw, ok := data.(json.RawMessage)
+	var v struct{ Content, Encoding, SHA string }
+	if err != nil || !ok || json.Unmarshal(raw, &v) != nil || len(raw) > 10000 || v.Encoding != "text" || v.SHA != "x" ||
+		!strings.HasPrefix(long, v.Content) || len(v.Content) < 3000 || trunc == nil || trunc.FileText != 1 {
+		t.Errorf("got %d bytes, truncation %+v, error %v", len(raw), trunc, err)
 	}
 }
 
@@ -330,4 +346,41 @@ func first(v any) any {
 		return a[0]
 	}
 	return nil
+}
+
+// BenchmarkFileContentPipeline runs the whole result pipeline on a 1 MB
+// repoGetContents answer of a text file: validate, decode the base64, strip
+// or mark hidden text, redact, mask, bound and encode the envelope; "whole"
+// with bounds that keep all of it, "default" with the default bounds. MB/s
+// are of the answer as Gitea sent it.
+func BenchmarkFileContentPipeline(b *testing.B) {
+	var file strings.Builder
+	for i := 0; file.Len() < 3<<18; i++ { // 768 KiB of Go-like source: base64 makes 1 MiB
+		fmt.Fprintf(&file, "\t// step %d: see https://gitea.example.com/o/r/issues/%d — “quoted” naïve 日本語\n\tif err := run(ctx, %q); err != nil {\n\t\treturn fmt.Errorf(\"step %d: %%w\", err)\n\t}\n", i, i, "token", i)
+	}
+	answer, _ := json.Marshal(map[string]any{"name": "main.go", "path": "cmd/main.go", "sha": strings.Repeat("ab", 20), "type": "file",
+		"size": file.Len(), "encoding": "base64", "content": base64.StdEncoding.EncodeToString([]byte(file.String())),
+		"url": "https://gitea.example.com/api/v1/repos/o/r/contents/cmd/main.go"})
+	for _, bc := range []struct {
+		name string
+		env  map[string]string
+	}{
+		{"whole", map[string]string{"MAX_TOOL_RESPONSE_CHARS": "4000000"}},
+		{"default", nil},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := testServer(b, bc.env)
+			s.exec.self.login = "bench"
+			op := s.cat.byID["repoGetContents"]
+			ex := &sent{method: "GET", path: "/repos/o/r/contents/cmd/main.go", status: 200, body: answer, class: jsonBody,
+				header: http.Header{"Content-Type": {"application/json;charset=utf-8"}}}
+			red := newRedactor("0123456789abcdef0123456789abcdef01234567", "hunter22")
+			b.SetBytes(int64(len(answer)))
+			for b.Loop() {
+				if res := s.exec.result(b.Context(), op, ex, red, false); res.Error != nil || res.Files == nil || len(res.text()) < 1000 {
+					b.Fatal(res.text())
+				}
+			}
+		})
+	}
 }

@@ -68,7 +68,8 @@ func envelopeResult(e *envelope) map[string]any {
 type truncation struct {
 	ItemsKept  int  `json:"items_kept,omitempty"`
 	ItemsTotal int  `json:"items_total,omitempty"`
-	Chars      bool `json:"chars,omitempty"` // data is a prefix of its JSON text
+	Chars      bool `json:"chars,omitempty"`     // data is a prefix of its JSON text
+	FileText   int  `json:"file_text,omitempty"` // decoded file texts cut to fit
 }
 
 // identity says who acted.
@@ -278,6 +279,8 @@ type scrubber struct {
 	hidden    int            // hidden characters removed from prose
 	marked    map[string]int // invisible characters marked in file text, by code point and carrier
 	files     *fileReport    // base64 file content fields met
+	fileMax   int            // longest decoded file text, as a JSON string; 0: no limit
+	fileCut   int            // decoded file texts cut to fileMax
 }
 
 // fileReport says what became of the base64 file content fields of an
@@ -294,13 +297,16 @@ type fileReport struct {
 // Text where a secret shows only once they are removed is scrubbed as prose:
 // a marker must not split a secret from redaction.
 func (sc *scrubber) file(s string) string {
-	stripped, n := stripHidden(s)
-	if n == 0 {
-		return sc.str(s)
+	hidden := sc.hidden
+	out := sc.str(s)
+	if sc.hidden == hidden {
+		return out
 	}
-	if out, rules, _ := scrubString(stripped, sc.red, sc.mask); out != stripped || len(rules) > 0 {
-		return sc.str(s)
+	stripped, _ := stripHidden(s)
+	if clean, rules, _ := scrubString(stripped, sc.red, sc.mask); clean != stripped || len(rules) > 0 {
+		return out
 	}
+	sc.hidden = hidden
 	if sc.marked == nil {
 		sc.marked = map[string]int{}
 	}
@@ -414,8 +420,13 @@ func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, er
 			err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
 			return nil, nil, fmt.Errorf("the answer says %s but is not valid JSON (%d bytes; %v); it is withheld", ex.header.Get("Content-Type"), len(ex.body), err)
 		}
+		sc.fileMax = max(maxChars-2048, maxChars/2) // room for the file object's other members
 		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
 			data, t := boundJSON(out, total, ends, maxChars)
+			if sc.fileCut > 0 {
+				t = cmp.Or(t, &truncation{})
+				t.FileText = sc.fileCut
+			}
 			return data, t, nil
 		}
 		s, cut := sc.text(string(ex.body), maxChars) // nested deeper than maxJSONDepth: returned as text
@@ -626,8 +637,15 @@ func (sc *scrubber) fileMember(out []byte, key, s string, obj []byte, enc *int, 
 		if name := f.definition + "." + f.member; !slices.Contains(sc.files.Decoded, name) {
 			sc.files.Decoded = append(sc.files.Decoded, name)
 		}
+		text := sc.file(string(raw))
+		if sc.fileMax > 0 && 6*len(text)+2 > sc.fileMax { // else it fits whatever it escapes
+			if cut := fitString(text, sc.fileMax); len(cut) < len(text) {
+				text = cut
+				sc.fileCut++
+			}
+		}
 		if f.member == "content_base64" {
-			out = appendString(append(out[:keyOut], `"content":`...), sc.file(string(raw)))
+			out = appendString(append(out[:keyOut], `"content":`...), text)
 			return append(out, `,"encoding":"text"`...), true
 		}
 		const b64 = `"base64"`
@@ -636,7 +654,7 @@ func (sc *scrubber) fileMember(out []byte, key, s string, obj []byte, enc *int, 
 		} else {
 			*enc = -1
 		}
-		return appendString(out, sc.file(string(raw))), true
+		return appendString(out, text), true
 	case len(raw) > sc.maxBinary:
 		sc.files.Omitted++
 		return append(out, "null"...), true
@@ -698,27 +716,33 @@ func secretMember(key string, obj []byte) string {
 	return ""
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string, copying runs of bytes that need
+// no escape whole.
 func appendString(out []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	out = append(out, '"')
+	at := 0 // s[:at] is written
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[at:i]...)
+		at = i + 1
+		switch c {
+		case '"', '\\':
 			out = append(out, '\\', c)
-		case c == '\n':
+		case '\n':
 			out = append(out, '\\', 'n')
-		case c == '\t':
+		case '\t':
 			out = append(out, '\\', 't')
-		case c == '\r':
+		case '\r':
 			out = append(out, '\\', 'r')
-		case c < 0x20:
-			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		default:
-			out = append(out, c)
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 	}
-	return append(out, '"')
+	return append(append(out, s[at:]...), '"')
 }
 
 // statusKinds names the HTTP error statuses; other 3xx are "redirect", 5xx

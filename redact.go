@@ -672,21 +672,22 @@ func markHidden(s string, marked map[string]int) string {
 	return b.String()
 }
 
-// carrierOf returns the row of invisibleCarriers that holds r, or nil.
+// carrierOf returns the row of invisibleCarriers that holds r, or nil, by
+// binary search.
 func carrierOf(r rune) *invisibleCarrier {
-	i, found := slices.BinarySearchFunc(invisibleCarriers, r, func(c invisibleCarrier, r rune) int {
-		switch {
+	lo, hi := 0, len(invisibleCarriers)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch c := &invisibleCarriers[m]; {
 		case c.hi < r:
-			return -1
+			lo = m + 1
 		case c.lo > r:
-			return 1
+			hi = m
+		default:
+			return c
 		}
-		return 0
-	})
-	if !found {
-		return nil
 	}
-	return &invisibleCarriers[i]
+	return nil
 }
 
 // hiddenSize returns the length of the invisible carrier at s[i], or 0.
