@@ -62,7 +62,7 @@ func routes(op, method, path string, args map[string]any) []struct {
 	}
 }
 
-const policyTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoCreatePullReview,repoEditPullRequest,issueEditIssue,issueCreateComment"
+const policyTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoCreatePullReview,repoEditPullRequest,issueEditIssue,issueCreateComment,issueEditIssueDeadline"
 
 func TestE2EProfiles(t *testing.T) {
 	g := needGitea(t)
@@ -92,6 +92,8 @@ func TestE2EProfiles(t *testing.T) {
 		{"closing it as an issue needs gitea.pr.close too", "carol", "gitea-issue-manager", "issueEditIssue", "PATCH", fmt.Sprintf("/repos/%s/issues/%d", g.Repo, pr), closeIssue, "gitea.pr.close", "gitea.pr.close"},
 		{"retitling it as an issue needs gitea.pr.create", "carol", "gitea-issue-manager", "issueEditIssue", "PATCH", fmt.Sprintf("/repos/%s/issues/%d", g.Repo, pr),
 			map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"title": "renamed"}}, "gitea.pr.create", "gitea.pr.create"},
+		{"its deadline through the issue API needs gitea.pr.create", "carol", "gitea-issue-manager", "issueEditIssueDeadline", "POST", fmt.Sprintf("/repos/%s/issues/%d/deadline", g.Repo, pr),
+			map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"due_date": "2030-01-01T00:00:00Z"}}, "gitea.pr.create", "gitea.pr.create"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := e2eClient(t, g, tc.login, "GITEA_MCP_PROFILE="+tc.profile, "GITEA_MCP_CONFIG="+config, "GITEA_AUDIT_LOG="+audit, policyTools)
@@ -129,7 +131,7 @@ func TestE2EProfiles(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 		denied := strings.Count(string(data), `"decision":"denied"`)
-		if denied != 7*3 || !strings.Contains(lines[len(lines)-1], `"decision":"allowed"`) || !strings.Contains(lines[len(lines)-1], `"status":200`) {
+		if denied != 8*3 || !strings.Contains(lines[len(lines)-1], `"decision":"allowed"`) || !strings.Contains(lines[len(lines)-1], `"status":200`) {
 			t.Errorf("%d lines, %d denied; last: %s", len(lines), denied, lines[len(lines)-1])
 		}
 		for who, tok := range g.Tokens {

@@ -239,9 +239,10 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		if denied, why := selfActionDenied(d.RequiredPermission, login, pr.User.Login); denied {
 			d.Allowed, d.Reason = false, why
 		}
-	case op.ID == "issueEditIssue":
+	case op.ID == "issueEditIssue" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
 		// An issue number may be a pull request's: editing one through the
-		// issue API needs what editing the pull request needs.
+		// issue API (its fields, deadline, lock, pin, ...) needs what editing
+		// the pull request needs.
 		var issue struct {
 			PullRequest any `json:"pull_request"`
 		}
