@@ -97,9 +97,9 @@ func TestE2ERefusalsAudited(t *testing.T) {
 	// The head the server reports verifies the log; an edit of the last line is found.
 	c := e2eClient(t, g, "carol", append(env, "GITEA_MCP_PROFILE=gitea-reviewer")...)
 	prof, _ := c.callTool("gitea_get_profile", map[string]any{})
-	head := str(get(prof, "audit_log.head"))
-	if !strings.HasPrefix(head, fmt.Sprintf("%d:", len(want))) || get(prof, "audit_log.forward_secure_key") != true {
-		t.Errorf("gitea_get_profile audit_log: %v", prof["audit_log"])
+	head := str(get(prof, "data.audit_log.head"))
+	if !strings.HasPrefix(head, fmt.Sprintf("%d:", len(want))) || get(prof, "data.audit_log.forward_secure_key") != true {
+		t.Errorf("gitea_get_profile audit_log: %v", get(prof, "data.audit_log"))
 	}
 	c.close()
 	if !strings.Contains(c.stderr.String(), "audit log head "+head) {
