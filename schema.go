@@ -295,7 +295,10 @@ func schemaFail(keyword, format string, args ...any) *schemaError {
 // v is a value decoded by encoding/json into any, best with UseNumber so
 // numbers stay exact; float64, int and int64 are accepted too. Numbers compare
 // exactly: 1.0 is an integer and 9007199254740993 is not 9007199254740992.
-// Members are checked in sorted order, so the error is deterministic.
+// Of an object's failing members the first in sorted order is reported, so
+// the error is deterministic. Object members are closed where s says so
+// (additionalProperties false): an unknown member is refused with the
+// property it folds to, if any, as Go's encoding/json would match it.
 //
 // Recursion follows the schema, not the value: v is descended only where s
 // has items, properties or additionalProperties, so the depth is bounded by
