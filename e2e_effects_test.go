@@ -13,7 +13,7 @@ import (
 )
 
 // effectTools are the generated tools the effect and allowlist tests call.
-const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion,issueCreateIssueDependencies,repoCompareDiff,repoCreatePullRequest"
+const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion,issueCreateIssueDependencies,repoUpdateBranch,repoCompareDiff,repoCreatePullRequest"
 
 // wantDenied calls one operation through all three doors and requires a
 // permission_denied answer requiring perm whose reason contains reason.
@@ -188,6 +188,16 @@ func TestE2EDefaultBranchWrites(t *testing.T) {
 	wantDenied(t, author, "repoCreateFile", "POST", path, write(map[string]any{"branch": "feature/x", "new_branch": "main"}), "gitea.pr.merge", "landing code without review")
 	if status, _, _, _ := g.api("alice", "GET", path+"?ref=main", nil); status != http.StatusNotFound {
 		t.Fatalf("a refused write reached main: GET %s status %d", path, status)
+	}
+	mainSHA := branchSHA(t, g, g.Repo, "main")
+	wantDenied(t, author, "repoUpdateBranch", "PUT", "/repos/"+g.Repo+"/branches/main",
+		map[string]any{"owner": owner, "repo": name, "branch": "main", "body": map[string]any{"new_commit_id": g.FeatureSHA, "force": true}},
+		"gitea.branch.delete", "force: true moves the branch")
+	wantDenied(t, author, "repoUpdateBranch", "PUT", "/repos/"+g.Repo+"/branches/main",
+		map[string]any{"owner": owner, "repo": name, "branch": "main", "body": map[string]any{"new_commit_id": g.FeatureSHA}},
+		"gitea.pr.merge", `lands on "main", the default branch`)
+	if after := branchSHA(t, g, g.Repo, "main"); after != mainSHA {
+		t.Fatalf("main moved from %s to %s", mainSHA, after)
 	}
 	if res, isErr := author.callTool("repoCreateFile", write(map[string]any{"new_branch": "e2e/" + file})); isErr {
 		t.Errorf("a write to a new branch under gitea-author: %v", res)
