@@ -13,7 +13,7 @@ import (
 )
 
 // effectTools are the generated tools the effect and allowlist tests call.
-const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion,issueCreateIssueDependencies,repoUpdateBranch,repoCompareDiff,repoCreatePullRequest"
+const effectTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoUpdatePullRequest,repoCreateFile,repoGetByID,repoSearch,issueSearchIssues,userListRepos,repoGet,getVersion,issueCreateIssueDependencies,repoUpdateBranch,repoCompareDiff,repoCreatePullRequest,repoMigrate"
 
 // wantDenied calls one operation through all three doors and requires a
 // permission_denied answer requiring perm whose reason contains reason.
@@ -113,10 +113,10 @@ func TestE2EForceMerge(t *testing.T) {
 func TestE2ERepositoryAllowlist(t *testing.T) {
 	g := needGitea(t)
 	owner, name := ownerRepo(g)
-	_, secretID := scratchRepo(t, g, "secret", true)
+	secret, secretID := scratchRepo(t, g, "secret", true)
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"demo-only","repositories":["`+g.Repo+`"],
-		"allowed_operations":["gitea.read","gitea.branch.push","gitea.pr.create","gitea.issue.edit"]}]}`), 0o600)
+		"allowed_operations":["gitea.read","gitea.branch.push","gitea.pr.create","gitea.issue.edit","gitea.repo.create"]}]}`), 0o600)
 	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=demo-only", "GITEA_MCP_CONFIG="+config, effectTools)
 	for _, tc := range []struct {
 		op, path string
@@ -135,6 +135,11 @@ func TestE2ERepositoryAllowlist(t *testing.T) {
 		}
 	}
 
+	// A migration into the list whose source is a repository of this Gitea outside it.
+	wantDenied(t, c, "repoMigrate", "POST", "/repos/migrate", map[string]any{"body": map[string]any{
+		"clone_addr": g.URL + "/" + secret + ".git", "repo_owner": owner, "repo_name": name, "auth_token": "x"}},
+		"gitea.repo.create", `repoMigrate reads "`+secret+`" on this Gitea, outside the repositories of demo-only`)
+
 	// bob's fork, a branch in it and a pull request from it into the fixture repository.
 	fork := "bob/" + name + "-fork"
 	s := &giteaSetup{g: g}
@@ -149,7 +154,7 @@ func TestE2ERepositoryAllowlist(t *testing.T) {
 	}
 	before := branchSHA(t, g, fork, "fork-topic")
 	wantDenied(t, c, "repoUpdatePullRequest", "POST", fmt.Sprintf("/repos/%s/pulls/%d/update", g.Repo, pr.Number),
-		map[string]any{"owner": owner, "repo": name, "index": pr.Number}, "", `writes to the head branch "fork-topic" of "`+fork+`", outside the repositories of demo-only`)
+		map[string]any{"owner": owner, "repo": name, "index": pr.Number}, "gitea.branch.push", `writes to the head branch "fork-topic" of "`+fork+`", outside the repositories of demo-only`)
 	if after := branchSHA(t, g, fork, "fork-topic"); after != before {
 		t.Errorf("the fork branch moved from %s to %s", before, after)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -255,7 +256,8 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	}
 	if d.Allowed {
 		if perm, why := x.liveEffects(ctx, prof, op, args, params, &pr); why != "" {
-			d.Allowed, d.RequiredPermission, d.Reason = false, perm, why
+			d.Allowed, d.Reason = false, why
+			d.RequiredPermission = cmp.Or(perm, d.RequiredPermission) // "" for a repository out of reach
 		}
 	}
 	return d
@@ -278,9 +280,21 @@ type livePR struct {
 // allow_default_branch_writes; a merge that deletes its head branch (asked, or
 // by the repository's default) needs gitea.branch.delete; updating a pull
 // request writes to its head. The head repository, which the path does not
-// name, must be within the profile's repositories. It returns the permission
-// and reason of a refusal, or "", "".
+// name, must be within the profile's repositories, as must a migration's
+// source on this Gitea. It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
+	if op.ID == "repoMigrate" && p.repoPats != nil {
+		body, _ := args["body"].(map[string]any)
+		src, _ := body["clone_addr"].(string)
+		u, err := url.Parse(src)
+		if err != nil || u.Host == "" {
+			return "", fmt.Sprintf("repoMigrate: clone_addr %q is not a URL with a host, so %s cannot tell which repository it reads", src, p.Name)
+		}
+		owner, name, _ := strings.Cut(strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git"), "/")
+		if strings.EqualFold(u.Hostname(), x.cfg.url.Hostname()) && !p.allowsRepo(owner, name) {
+			return "", fmt.Sprintf("repoMigrate reads %q on this Gitea, outside the repositories of %s", owner+"/"+name, p.Name)
+		}
+	}
 	repo := params["owner"] + "/" + params["repo"]
 	branch, lands := landingBranch(op.ID, args, params)
 	writesHead := op.ID == "repoUpdatePullRequest"
