@@ -164,7 +164,7 @@ func TestLiveChecks(t *testing.T) {
 			f.on("GET", repoPath, 500, `{"message":"boom"}`)
 		}, "gitea_call_operation", merge, denied("gitea.branch.delete", `cannot read from Gitea whether merging in "alice/demo" deletes the head branch; refusing (set delete_branch_after_merge)`, getPR, getRepo)},
 		{"merge deleting a head of an unknown repository", "gitea-owner", pr("alice"), "gitea_call_operation", mergeDeleting(true),
-			denied("", "cannot read the pull request's head repository from Gitea; refusing to write to its head branch", getPR)},
+			denied(permMerge, "cannot read the pull request's head repository from Gitea; refusing to write to its head branch", getPR)},
 		{"commit to the default branch", "gitea-author", func(f *scriptedGitea) { f.user("bob").json(repoPath, map[string]any{"default_branch": "main"}) },
 			"gitea_call_operation", createFile(""), denied(permMerge, `repoCreateFile lands on "main", the default branch of "alice/demo": that is landing code without review, which also needs gitea.pr.merge (`+
 				reasonOf(t, "gitea-author", permMerge)+`) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request`, getRepo)},

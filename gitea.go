@@ -298,7 +298,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	repo := params["owner"] + "/" + params["repo"]
 	branch, lands := landingBranch(op.ID, args, params)
 	writesHead := op.ID == "repoUpdatePullRequest"
-	if op.ID == "repoMergePullRequest" && (p.repoPats != nil || !p.grants("gitea.branch.delete")) { // else nothing to judge
+	if op.ID == "repoMergePullRequest" {
 		body, _ := args["body"].(map[string]any)
 		del, set := body["delete_branch_after_merge"]
 		if !set || del == nil {
