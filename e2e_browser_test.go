@@ -35,7 +35,8 @@ const out = document.getElementById("out");
     await post({jsonrpc: "2.0", method: "notifications/initialized"});
     r = await post({jsonrpc: "2.0", id: 2, method: "tools/call", params: {name: "gitea_whoami", arguments: {}}});
     const call = await r.json();
-    out.textContent = "RESULT " + JSON.parse(call.result.content[0].text).login;
+    const env = JSON.parse(call.result.content[0].text); // the result envelope
+    out.textContent = "RESULT " + env.data.login;
   } catch (e) {
     out.textContent = "ERROR " + e;
   }

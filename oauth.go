@@ -778,12 +778,13 @@ func oauthSaid(code, desc string, sent url.Values) string {
 	if code == "" {
 		said = desc
 	}
-	said = strings.Map(func(r rune) rune {
+	said = redactValues(strings.Map(func(r rune) rune { // dropping first, so that no secret forms after redaction
 		if unicode.IsControl(r) {
 			return -1
 		}
 		return r
-	}, redactValues(said, sent))
+	}, said), sent)
+	said = strings.ToValidUTF8(said, "") // a byte of a secret may have split a character
 	if len(said) > 300 {
 		said = strings.ToValidUTF8(said[:300], "") + "..."
 	}

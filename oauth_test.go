@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -1169,4 +1171,27 @@ func TestOAuthCookie(t *testing.T) {
 			t.Errorf("%s: %d, cookie %q, want %q", tt.public, w.Code, got, tt.want)
 		}
 	}
+}
+
+// tokenLike matches the secrets the server sends Gitea: codes, verifiers,
+// client secrets and refresh tokens.
+var tokenLike = regexp.MustCompile(`^[A-Za-z0-9._~-]{8,}$`)
+
+// FuzzOAuthSaid feeds what Gitea's token endpoint may answer through
+// oauthSaid: the text is valid UTF-8 without control characters, at most
+// 303 bytes, and never carries a value the server sent as a secret.
+func FuzzOAuthSaid(f *testing.F) {
+	f.Add("unauthorized_client", "invalid client secret", "s3cret")
+	f.Add("invalid_client", "cannot load client with client id: 'x'", "x")
+	f.Add("", "\x1b[31mred\u2028"+strings.Repeat("é", 200), "é")
+	f.Add("x", "abcd\x01efgh", "abcdefgh")
+	f.Fuzz(func(t *testing.T, code, desc, secret string) {
+		said := oauthSaid(code, desc, url.Values{"client_secret": {secret}, "client_id": {"id"}})
+		if !utf8.ValidString(said) || len(said) > 303 || strings.IndexFunc(said, unicode.IsControl) >= 0 {
+			t.Errorf("oauthSaid(%q, %q) = %q", code, desc, said)
+		}
+		if tokenLike.MatchString(secret) && strings.Contains(said, secret) {
+			t.Errorf("oauthSaid(%q, %q) = %q carries the secret %q", code, desc, said, secret)
+		}
+	})
 }
