@@ -541,6 +541,13 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 			out = append(out, c)
 		case '"':
 			end, _ := skipValue(b, i)
+			if isValue && (key == "content" || key == "content_base64" || key == "encoding") {
+				var done bool
+				if out, done = sc.fileMember(out, key, b[i:end], b[objStart[depth]:], &enc[depth], keyOut); done {
+					wantKey, isValue, i = false, false, end-1
+					continue
+				}
+			}
 			s, _ := decodeString(b[i:end])
 			switch {
 			case wantKey:
@@ -550,13 +557,6 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 				if rule := secretMember(key, b[objStart[depth]:]); rule != "" {
 					sc.note(rule)
 					out = append(out, `"`+maskedMarker+`"`...)
-					wantKey, isValue, i = false, false, end-1
-					continue
-				}
-			}
-			if isValue && (key == "content" || key == "content_base64" || key == "encoding") {
-				var done bool
-				if out, done = sc.fileMember(out, key, s, b[objStart[depth]:], &enc[depth], keyOut); done {
 					wantKey, isValue, i = false, false, end-1
 					continue
 				}
@@ -606,15 +606,16 @@ var fileFields = []fileField{{
 	want:    `{"title":"Home","content":"hi\n","encoding":"text","commit_count":1}`,
 }}
 
-// fileMember writes the string member key: s of the object obj if it is
-// file content or its encoding, and reports whether it did. Content whose
+// fileMember writes the string member key: lit (a JSON string literal) of
+// the object obj if it is file content or its encoding, and reports whether
+// it did. Content whose
 // bytes are UTF-8 becomes file text, and its encoding "text"; other bytes stay
 // base64, redacted and masked, up to MAX_BINARY_BYTES, and null beyond. enc
 // is the object's state (see value); keyOut where the member's name starts in
 // out.
-func (sc *scrubber) fileMember(out []byte, key, s string, obj []byte, enc *int, keyOut int) ([]byte, bool) {
+func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int, keyOut int) ([]byte, bool) {
 	if key == "encoding" {
-		if *enc == -1 && s == "base64" {
+		if *enc == -1 && string(lit) == `"base64"` {
 			return append(out, `"text"`...), true
 		}
 		*enc = len(out) + 1
@@ -624,10 +625,17 @@ func (sc *scrubber) fileMember(out []byte, key, s string, obj []byte, enc *int, 
 	if f == nil {
 		return out, false
 	}
-	raw, err := base64.StdEncoding.DecodeString(s)
+	b64 := lit[1 : len(lit)-1]
+	if bytes.IndexByte(b64, '\\') >= 0 { // escaped: decoded first
+		s, _ := decodeString(lit)
+		b64 = []byte(s)
+	}
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode(raw, b64)
 	if err != nil {
 		return out, false
 	}
+	raw = raw[:n]
 	if sc.files == nil {
 		sc.files = &fileReport{}
 	}
@@ -661,9 +669,9 @@ func (sc *scrubber) fileMember(out []byte, key, s string, obj []byte, enc *int, 
 	}
 	sc.files.Binary++
 	if b := sc.binary(raw); &b[0] != &raw[0] {
-		s = base64.StdEncoding.EncodeToString(b)
+		return appendString(out, base64.StdEncoding.EncodeToString(b)), true
 	}
-	return appendString(out, s), true
+	return append(out, lit...), true
 }
 
 // matchFileField returns the row of fileFields for the member key of the

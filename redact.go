@@ -184,7 +184,8 @@ func parseSecretMode(s string) (secretMode, error) {
 // replaces it with maskedMarker and keeps the rest of the match (a provider's
 // public prefix such as ghp_, a key name and operator, a URL's user name).
 // Every match must start with one of lits or words (a leading \b is allowed)
-// and contain one of the bytes of needs: maskString runs the regexp only where
+// and contain one of the bytes of needs (or, for assign, have its operator
+// right after the word and a name): maskString runs the regexp only where
 // they occur, anchored there, and unless multiline only up to the end of that
 // line.
 type secretRule struct {
@@ -192,6 +193,7 @@ type secretRule struct {
 	lits      []string       // literals a match starts with, case-sensitive
 	words     []string       // lower-case words a match starts with, ignoring ASCII case
 	needs     string         // bytes of which a match contains one, if not empty
+	assign    bool           // a match is the word, name bytes, a quote and blanks, then ':' or '=' (assignAfter)
 	multiline bool           // a match may span lines
 	re        *regexp.Regexp // the pattern; see above
 	mask      []string       // examples the rule must mask
@@ -301,10 +303,10 @@ var secretRules = []secretRule{{
 	},
 	keep: []string{"-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----", "never commit a PRIVATE KEY"},
 }, {
-	name:  "authorization_header",
-	words: []string{"authorization"},
-	needs: ":=",
-	re:    regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:token|bearer|basic)[ \t]+([^\s"'` + "`" + `,;]{8,})`),
+	name:   "authorization_header",
+	words:  []string{"authorization"},
+	assign: true,
+	re:     regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:token|bearer|basic)[ \t]+([^\s"'` + "`" + `,;]{8,})`),
 	mask: []string{
 		"Authorization: token 0123456789abcdef0123456789abcdef01234567",
 		`curl -H "authorization: Bearer 0123456789abcdef0123456789abcdef01234567" https://x`,
@@ -331,9 +333,9 @@ var secretRules = []secretRule{{
 	// key = value, key: value, "key": "value", key := value, key => value,
 	// where the key contains one of the words; values under 8 characters
 	// and code-like values (calls, templates) are left alone.
-	name:  "generic_secret",
-	words: []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
-	needs: ":=",
+	name:   "generic_secret",
+	words:  []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
+	assign: true,
 	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)[a-z0-9_.-]*["']?[ \t]*(?::=|=>|[:=])[ \t]*` +
 		`(?:"((?:[^"\\\r\n]|\\.){8,})|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd),
 	mask: []string{
@@ -365,6 +367,7 @@ type secretTrigger struct {
 	boundary bool           // the regexp starts with \b
 	lines    bool           // the regexp runs to the end of the line only
 	needs    string         // the rule's needs
+	assign   bool           // the rule's assign
 }
 
 // secretTriggers lists the triggers of secretRules by the first byte of their
@@ -390,7 +393,7 @@ func buildTriggers(rules []secretRule) (*[256][]secretTrigger, *[1 << 16 / 64]ui
 					off = j
 				}
 			}
-			tr := secretTrigger{lit, off, fold, i, re, boundary, !r.multiline, r.needs}
+			tr := secretTrigger{lit, off, fold, i, re, boundary, !r.multiline, r.needs, r.assign}
 			for _, a := range foldCases(lit[off], fold) {
 				t[a] = append(t[a], tr)
 				for _, b := range foldCases(lit[off+1], fold) {
@@ -477,6 +480,23 @@ func secretHits(hits []secretHit, s string) []secretHit {
 	return hits
 }
 
+// assignAfter reports whether s[i:] is, after name bytes (ASCII letters,
+// digits, '_', '.', '-', and any non-ASCII byte, which a case-insensitive
+// class may fold), an optional quote and blanks, at ':' or '='. It rules out
+// most words without running the regexp of an assign rule.
+func assignAfter(s string, i int) bool {
+	for i < len(s) && (isWordByte(s[i]) || s[i] == '.' || s[i] == '-' || s[i] >= 0x80) {
+		i++
+	}
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i < len(s) && (s[i] == ':' || s[i] == '=')
+}
+
 // indexAnyFrom returns the index of the first byte of chars in s[i:], or len(s).
 func indexAnyFrom(s string, i int, chars string) int {
 	if j := strings.IndexAny(s[i:], chars); j >= 0 {
@@ -533,6 +553,9 @@ func maskString(s string) (string, []string) {
 			if need[t.rule] > end {
 				continue
 			}
+		}
+		if t.assign && !assignAfter(s[:end], h.start+len(t.lit)) {
+			continue
 		}
 		m := t.re.FindStringSubmatchIndex(s[h.start:end])
 		if m == nil {

@@ -257,6 +257,23 @@ func TestStripHidden(t *testing.T) {
 	}
 }
 
+// TestCarriersRequired checks, apart from the table, that the carriers the
+// issue names (tags, variation selectors, bidi controls, zero-width
+// characters, invisible operators, fillers, interlinear annotation) are all
+// in it, so that dropping a row with its example is noticed.
+func TestCarriersRequired(t *testing.T) {
+	ranges := [][2]rune{{0xE0000, 0xE007F}, {0xFE00, 0xFE0F}, {0xE0100, 0xE01EF}, {0x202A, 0x202E}, {0x2066, 0x2069},
+		{0x200B, 0x200F}, {0x061C, 0x061C}, {0x2060, 0x2064}, {0xFEFF, 0xFEFF}, {0x00AD, 0x00AD}, {0x034F, 0x034F},
+		{0x180E, 0x180E}, {0x115F, 0x1160}, {0x3164, 0x3164}, {0xFFA0, 0xFFA0}, {0xFFF9, 0xFFFB}}
+	for _, rg := range ranges {
+		for r := rg[0]; r <= rg[1]; r++ {
+			if carrierOf(r) == nil {
+				t.Errorf("%U is not an invisible carrier", r)
+			}
+		}
+	}
+}
+
 // TestInvisibleCarriers checks each row of the table: its example loses
 // exactly its carriers in prose and shows them as markers in file text; both
 // ends of the range are carriers; the rows are sorted and apart.
