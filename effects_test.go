@@ -331,3 +331,39 @@ func TestCompareHead(t *testing.T) {
 		t.Errorf("pull request from a repository in the list: %+v", d)
 	}
 }
+
+// FuzzCompareHead checks compareHead against Gitea's own reading of a
+// comparison (routers/common/compare.go: ParseCompareRouterParam, parseHead,
+// GetHeadOwnerAndRepo, restated here): whenever compareHead names a
+// repository, it is the one Gitea would compare with.
+func FuzzCompareHead(f *testing.F) {
+	for _, s := range []string{"main...topic", "main..bob:x", "main...bob/fork:x", "a..b...c/d:e", ":x", "acme:x", "ACME/APP:x", "/r:x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		got := compareHead(spec, "acme", "app")
+		// Gitea's reading: "" for the base repository, "?" for a fork found by owner, else owner/name.
+		_, head, ok := strings.Cut(spec, "...")
+		if !ok {
+			if _, head, ok = strings.Cut(spec, ".."); !ok {
+				head = spec
+			}
+		}
+		want := ""
+		if parts := strings.SplitN(head, ":", 2); len(parts) == 2 {
+			// Users and repositories are looked up by name case-insensitively.
+			switch ownerRepo := strings.SplitN(parts[0], "/", 2); {
+			case len(ownerRepo) == 1 && ownerRepo[0] != "" && !strings.EqualFold(ownerRepo[0], "acme"):
+				want = "?"
+			case len(ownerRepo) == 2 && !strings.EqualFold(parts[0], "acme/app"):
+				want = strings.ToLower(parts[0])
+			}
+		}
+		switch {
+		case got == "acme/app" && want != "":
+			t.Errorf("compareHead(%q) = the path's repository; Gitea reads %q", spec, want)
+		case got != "" && got != "acme/app" && strings.ToLower(got) != want:
+			t.Errorf("compareHead(%q) = %q; Gitea reads %q", spec, got, want)
+		}
+	})
+}
