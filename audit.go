@@ -98,6 +98,7 @@ func parseAuditHead(s string) (auditHead, error) {
 type auditChain struct {
 	head auditHead
 	key  []byte
+	buf  []byte // check's copy of a line's content
 }
 
 // newAuditChain starts a chain at the genesis; a key is copied, never kept.
@@ -150,29 +151,29 @@ func (c *auditChain) check(line []byte) error {
 	if i < 1 || !bytes.HasPrefix(line[i:], []byte(auditMACPrefix)) || !bytes.HasSuffix(line, []byte(`"}`)) {
 		return fmt.Errorf("line %d: does not end with its mac", n)
 	}
-	mac := string(line[i+len(auditMACPrefix) : len(line)-2])
-	content := append(line[:i:i], '}')
-	var e struct {
-		Prev *string `json:"prev"`
+	mac := line[i+len(auditMACPrefix) : len(line)-2]
+	c.buf = append(append(c.buf[:0], line[:i]...), '}')
+	if !json.Valid(c.buf) {
+		return fmt.Errorf("line %d: not a json object: %v", n, json.Unmarshal(c.buf, new(any)))
 	}
-	if err := json.Unmarshal(content, &e); err != nil {
-		return fmt.Errorf("line %d: not a json object: %v", n, err)
-	}
-	if !hmac.Equal([]byte(mac), []byte(c.mac(content))) {
+	if !hmac.Equal(mac, []byte(c.mac(c.buf))) {
 		if c.key != nil {
 			return fmt.Errorf("line %d: mac does not match: the line was changed, or the log was not written with this GITEA_AUDIT_KEY", n)
 		}
 		return fmt.Errorf("line %d: mac does not match the sha-256 of the line: the line was changed (or the log was written with a GITEA_AUDIT_KEY)", n)
 	}
+	// prev is the last member, as record writes it: ..."prev":"<64 hex digits>"
+	const prevKey = `"prev":"`
+	j := i - 1 - len(auditGenesis)
 	switch {
-	case e.Prev == nil:
-		return fmt.Errorf("line %d: no prev field", n)
-	case *e.Prev != c.head.MAC && n == 1:
+	case j < len(prevKey)+1 || line[i-1] != '"' || string(line[j-len(prevKey):j]) != prevKey || line[j-len(prevKey)-1] != ',' && line[j-len(prevKey)-1] != '{':
+		return fmt.Errorf("line %d: no prev field at its end", n)
+	case string(line[j:i-1]) != c.head.MAC && n == 1:
 		return fmt.Errorf("line 1: prev is not %d zeros: the log does not start here (lines were removed before it)", len(auditGenesis))
-	case *e.Prev != c.head.MAC:
+	case string(line[j:i-1]) != c.head.MAC:
 		return fmt.Errorf("line %d: prev is not the mac of line %d: lines were removed, inserted or reordered between them", n, n-1)
 	}
-	c.advance(mac)
+	c.advance(string(mac))
 	return nil
 }
 
