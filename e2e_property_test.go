@@ -104,8 +104,10 @@ func choose[T any](g *propGen, vs ...T) T { return vs[g.rng.IntN(len(vs))] }
 func (g *propGen) str(name string) string {
 	r := g.repos[0]
 	switch strings.ToLower(name) {
-	case "owner", "org", "username", "user", "collaborator", "assignee", "new_owner", "sender", "reviewers", "assignees", "template_owner", "poster":
-		return choose(g, "alice", "alice", "carol", "bob")
+	case "owner", "template_owner":
+		return choose(g, "alice", "alice", "alice", "alice", "alice", "alice", "alice", "alice", "carol", "bob")
+	case "org", "username", "user", "collaborator", "assignee", "new_owner", "sender", "reviewers", "assignees", "poster":
+		return choose(g, "alice", "carol", "bob")
 	case "repo", "template_repo", "repo_name":
 		return strings.TrimPrefix(choose(g, g.repos[0].full, g.repos[0].full, g.repos[1].full), "alice/")
 	case "state":
@@ -143,8 +145,9 @@ func (g *propGen) num(name string) int64 {
 	return choose(g, r.comment, r.label, r.milestone, r.release, r.review, 1, 2)
 }
 
-// value draws a value for schema s of a property called name.
-func (g *propGen) value(s *Schema, name string, depth int) any {
+// value draws a value for schema s of a property called name; a sparse
+// object has only its required properties.
+func (g *propGen) value(s *Schema, name string, depth int, sparse bool) any {
 	if s == nil || depth > 3 {
 		return g.str(name)
 	}
@@ -160,8 +163,8 @@ func (g *propGen) value(s *Schema, name string, depth int) any {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if slices.Contains(s.Required, k) || g.rng.IntN(3) == 0 {
-				m[k] = g.value(s.Properties[k], k, depth+1)
+			if slices.Contains(s.Required, k) || !sparse && g.rng.IntN(3) == 0 {
+				m[k] = g.value(s.Properties[k], k, depth+1, sparse)
 			}
 		}
 		return m
@@ -169,7 +172,7 @@ func (g *propGen) value(s *Schema, name string, depth int) any {
 		n := g.rng.IntN(3)
 		out := []any{}
 		for range n {
-			out = append(out, g.value(s.Items, strings.TrimSuffix(name, "s"), depth+1))
+			out = append(out, g.value(s.Items, strings.TrimSuffix(name, "s"), depth+1, sparse))
 		}
 		return out
 	case "boolean":
@@ -193,9 +196,9 @@ func (g *propGen) variant(key string) string {
 	return choose(g, vs...)
 }
 
-// mutate changes a body the way an attacker would.
-func (g *propGen) mutate(m map[string]any) {
-	for range g.rng.IntN(3) {
+// mutate changes a body the way an attacker would, with up to n changes.
+func (g *propGen) mutate(m map[string]any, n int) {
+	for range n {
 		switch g.rng.IntN(8) {
 		case 0: // a documented key spelled another way
 			if len(m) > 0 {
@@ -213,11 +216,13 @@ func (g *propGen) mutate(m map[string]any) {
 			m[choose(g, "force_merge", g.variant("force_merge"))] = true
 		case 2:
 			m[choose(g, "delete_branch_after_merge", g.variant("delete_branch_after_merge"))] = true
-		case 3:
+		case 3: // the rule field only under another spelling
+			delete(m, "state")
 			m[choose(g, "state", g.variant("state"))] = choose(g, "closed", "open")
 		case 4:
+			delete(m, "event")
 			m[choose(g, "event", g.variant("event"))] = choose(g, "APPROVED", "REQUEST_CHANGES", "PENDING")
-		case 5: // a decoy: the policy reads the first, Gitea the last
+		case 5: // a decoy: Gitea reads the encoded keys in order, the last one wins (ſ sorts after s)
 			m["state"], m[g.variant("state")] = "open", "closed"
 		case 6:
 			m["event"], m[g.variant("event")] = "COMMENT", "APPROVED"
@@ -235,8 +240,9 @@ type propCall struct {
 }
 
 // draw makes the call of op through door (0 generated tool, 1
-// gitea_call_operation, 2 gitea_api_request).
-func (g *propGen) draw(op *operation, door int) (propCall, error) {
+// gitea_call_operation, 2 gitea_api_request); a focus draw always mutates
+// the body.
+func (g *propGen) draw(op *operation, door int, focus bool) (propCall, error) {
 	schema, err := op.inputSchema()
 	if err != nil {
 		return propCall{}, err
@@ -254,16 +260,18 @@ func (g *propGen) draw(op *operation, door int) (propCall, error) {
 			args[p.Name] = v
 			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(fmt.Sprint(v)))
 		case "body":
-			v := g.value(ps, "body", 0)
-			if m, ok := v.(map[string]any); ok && g.rng.IntN(4) > 0 {
-				g.mutate(m)
+			v := g.value(ps, "body", 0, focus)
+			if m, ok := v.(map[string]any); ok && focus {
+				g.mutate(m, 1+g.rng.IntN(3))
+			} else if ok && g.rng.IntN(4) > 0 {
+				g.mutate(m, g.rng.IntN(3))
 			}
 			args["body"] = v
 		case "formData":
 			args[p.Name] = "cHJvcAo="
 		case "query":
 			if p.Required || g.rng.IntN(4) == 0 {
-				args[p.Name] = g.value(ps, p.Name, 1)
+				args[p.Name] = g.value(ps, p.Name, 1, false)
 			}
 		}
 	}
@@ -281,10 +289,13 @@ func (g *propGen) draw(op *operation, door int) (propCall, error) {
 }
 
 // propFocus are the operations whose body fields decide the permission (state,
-// event, do, force_merge, branch targets): each is drawn three more times.
+// event, do, force_merge, branch targets): each is drawn propFocusDraws more
+// times, its body always mutated.
 var propFocus = []string{"repoCreatePullReview", "repoSubmitPullReview", "repoEditPullRequest", "issueEditIssue", "repoMergePullRequest",
 	"repoUpdatePullRequest", "repoCreatePullRequest", "repoDeleteBranch", "repoUpdateFile", "repoCreateFile", "repoChangeFiles",
 	"repoDeleteFile", "repoApplyDiffPatch", "repoUpdateBranch", "issueCreateComment", "repoEdit", "issueEditIssueDeadline"}
+
+const propFocusDraws = 8
 
 // propState is what can be observed of the fixtures and of the acting user:
 // one canonical JSON value per key ("issue alice/r#3", "branch alice/r main").
@@ -585,7 +596,6 @@ func TestE2EPolicyProperty(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d: replay with go test -run TestE2EPolicyProperty -prop.seed=%d", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	tag := strconv.FormatUint(seed%1_000_000, 36)
 	repos := []*propRepo{newPropRepo(t, g, "prop-"+tag+"-a"), newPropRepo(t, g, "prop-"+tag+"-b")}
 	config := filepath.Join(t.TempDir(), "profiles.json")
@@ -605,7 +615,6 @@ func TestE2EPolicyProperty(t *testing.T) {
 			mutating = append(mutating, op)
 		}
 	}
-	gen := &propGen{rng: rng, repos: repos}
 	var focus []*operation // the operations whose body fields the policy reads, drawn again
 	for _, op := range mutating {
 		if slices.Contains(propFocus, op.ID) {
@@ -614,13 +623,15 @@ func TestE2EPolicyProperty(t *testing.T) {
 	}
 	for pi, name := range []string{"gitea-reviewer", "gitea-issue-manager", "gitea-author", "prop-reader"} {
 		t.Run(name, func(t *testing.T) {
+			gen := &propGen{rng: rand.New(rand.NewPCG(seed, uint64(pi))), repos: repos} // one stream per profile: a subtest replays alone
 			prof := cfg.profiles[name]
 			audit := filepath.Join(t.TempDir(), "audit.log")
 			before := propSnapshot(t, g, "carol", repos)
 			c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE="+name, "GITEA_MCP_CONFIG="+config, "GITEA_AUDIT_LOG="+audit, "GITEA_MCP_TOOLS=all")
 			order := slices.Clone(mutating)
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			for range 3 * len(focus) {
+			gen.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			all := len(order)
+			for range propFocusDraws * len(focus) {
 				order = append(order, choose(gen, focus...))
 			}
 			n := len(order)
@@ -629,7 +640,7 @@ func TestE2EPolicyProperty(t *testing.T) {
 			}
 			var calls []propCall
 			for i, op := range order[:n] {
-				call, err := gen.draw(op, (i+pi)%3)
+				call, err := gen.draw(op, (i+pi)%3, i >= all)
 				if err != nil {
 					t.Fatal(err)
 				}
