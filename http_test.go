@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -865,7 +866,7 @@ func TestHTTPBusy(t *testing.T) {
 // time of the whole process (client, server and local Gitea) per call.
 func BenchmarkHTTPCallOverhead(b *testing.B) {
 	repo := []byte(`{"id":1,"name":"demo","full_name":"alice/demo","owner":{"login":"alice"},"description":"a repository","default_branch":"main","stars_count":3}`)
-	gitea := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	gitea := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/api/v1/user" {
 			w.Write([]byte(`{"login":"alice"}`))
@@ -873,8 +874,16 @@ func BenchmarkHTTPCallOverhead(b *testing.B) {
 		}
 		w.Write(repo)
 	}))
+	var dials atomic.Int64 // connections the server opened to Gitea
+	gitea.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	gitea.Start()
 	defer gitea.Close()
-	ts, tr := newHTTPTest(b, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567"})
+	ts, tr := newHTTPTest(b, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567",
+		"MCP_HTTP_MAX_IN_FLIGHT": "256"})
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"demo"}}}`
 	check := func(b *testing.B, out []byte) {
 		if !bytes.Contains(out, []byte(`\"full_name\":\"alice/demo\"`)) {
@@ -909,5 +918,27 @@ func BenchmarkHTTPCallOverhead(b *testing.B) {
 			_, body := httpDo(b, ts.URL, http.MethodPost, []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "repoGet"}, modern)
 			check(b, body)
 		})
+	})
+	b.Run("http-stateless-200", func(b *testing.B) { // 200 callers at once
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+		defer client.CloseIdleConnections()
+		kv := []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "repoGet"}
+		var before, after syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+		dialed := dials.Load()
+		b.SetParallelism(100)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				status, body, err := loadPost(client, ts.URL, kv, json.RawMessage(modern))
+				if err != nil || status != http.StatusOK {
+					b.Fatal(status, err)
+				}
+				check(b, body)
+			}
+		})
+		syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+		used := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(dials.Load()-dialed)/float64(b.N), "gitea-dials/op")
 	})
 }
