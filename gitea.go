@@ -281,7 +281,7 @@ type livePR struct {
 // by the repository's default) needs gitea.branch.delete; updating a pull
 // request writes to its head. The head repository, which the path does not
 // name, must be within the profile's repositories, as must a migration's
-// source on this Gitea. It returns the permission and reason of a refusal, or "", "".
+// source on this Gitea and the upstream a fork merges from. It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		body, _ := args["body"].(map[string]any)
@@ -296,6 +296,19 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	repo := params["owner"] + "/" + params["repo"]
+	if op.ID == "repoMergeUpstream" && p.repoPats != nil {
+		var r struct {
+			Parent *struct {
+				FullName string `json:"full_name"`
+			} `json:"parent"`
+		}
+		if !x.live(ctx, "repoGet", params, &r) || r.Parent == nil {
+			return "", fmt.Sprintf("cannot read from Gitea which repository %q forks; refusing to merge from it", repo)
+		}
+		if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+			return "", fmt.Sprintf("repoMergeUpstream merges into %q from %q, the repository it forks, outside the repositories of %s", repo, r.Parent.FullName, p.Name)
+		}
+	}
 	branch, lands := landingBranch(op.ID, args, params)
 	writesHead := op.ID == "repoUpdatePullRequest"
 	if op.ID == "repoMergePullRequest" {

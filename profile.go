@@ -725,9 +725,10 @@ var repoParams = []struct{ owner, repo, example string }{
 // repoReveals lists routes that name one repository but answer with others:
 // under repositories they are denied.
 var repoReveals = map[string]string{
-	"listForks":                  "lists the repository's forks, which are other repositories",
-	"issueListIssueDependencies": "lists the issues it depends on, which may be in other repositories",
-	"issueListBlocks":            "lists the issues it blocks, which may be in other repositories",
+	"listForks":                   "lists the repository's forks, which are other repositories",
+	"issueListIssueDependencies":  "lists the issues it depends on, which may be in other repositories",
+	"issueListBlocks":             "lists the issues it blocks, which may be in other repositories",
+	"issueGetCommentsAndTimeline": "lists cross-references, which quote issues and pull requests of other repositories",
 }
 
 // compareHead returns the repository the head of a comparison names, read as
