@@ -38,6 +38,7 @@ type envelope struct {
 	Marked           map[string]int `json:"invisible_characters_marked,omitempty"` // in file text, by code point and carrier
 	Files            *fileReport    `json:"file_content,omitempty"`
 	SecretsMasked    []string       `json:"secrets_masked,omitempty"`
+	View             string         `json:"view,omitempty"` // compact.go
 	Data             any            `json:"data,omitempty"` // last: text splices it in
 }
 

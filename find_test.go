@@ -98,7 +98,7 @@ func TestFindLean(t *testing.T) {
 		return out.Data.Matches
 	}
 	ms := find(map[string]any{"query": "create pull request"})
-	if len(ms) != 5 || ms[0].Operation != "repoCreatePullRequest" || ms[0].InputSchema != nil {
+	if len(ms) != 3 || ms[0].Operation != "repoCreatePullRequest" || ms[0].InputSchema != nil {
 		t.Fatalf("create pull request: %+v", ms)
 	}
 	if want := "owner, repo, body{allow_maintainer_edit?, assignee?, assignees?, base?, body?, due_date?, head?, labels?, milestone?, reviewers?, team_reviewers?, title?}?"; ms[0].Parameters != want {

@@ -28,6 +28,7 @@ type request struct {
 	tool     string
 	action   string // the workflow action audited, e.g. close_pr
 	hideURLs bool   // workflow tools: Gitea's absolute URLs made relative
+	full     bool   // Gitea's answer whole, not the compact view (compact.go)
 	op       *operation
 	args     map[string]any // by parameter name
 
@@ -197,7 +198,12 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	if err != nil {
 		return x.failure(ctx, ex, err, red)
 	}
-	return x.result(ctx, op, ex, red, r.hideURLs)
+	view := x.compact(op, ex, r.full)
+	env := x.result(ctx, op, ex, red, r.hideURLs)
+	if env.Error == nil {
+		env.View = view
+	}
+	return env
 }
 
 // check takes the policy decision for one call before anything is sent: the

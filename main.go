@@ -22,6 +22,8 @@
 //	envelope.go    * the result envelope, the scrubbing walk over JSON, fault
 //	                 naming
 //	redact.go      * exact redaction, pattern masking, hidden-character removal
+//	compact.go       the compact view of answers, projected along their
+//	                 response definitions before the pipeline scrubs them
 //	schema.go        the JSON Schema validator of tool arguments
 //	openapi.go       the OpenAPI reader that generates the tools, and the
 //	                 JSON scanner the result pipeline uses
@@ -97,6 +99,8 @@
 //	MAX_TOOL_RESPONSE_ITEMS     most elements of a top-level list (default 100)
 //	MAX_TOOL_RESPONSE_CHARS     most bytes of a result's text (default 200000)
 //	MAX_BINARY_BYTES            largest binary answer or upload (default 131072)
+//	GITEA_MCP_RESULTS           "compact" (default): answers projected to what an
+//	                            agent acts on (compact.go); "full": Gitea's answers whole
 //	GITEA_MCP_REVEAL_ENDPOINTS  1: keep Gitea's absolute URLs in messages
 //	MCP_BEARER_TOKEN            with -http: the token every HTTP request must
 //	                            carry as "Authorization: Bearer <token>"
@@ -280,6 +284,7 @@ type config struct {
 	maxChars        int // MAX_TOOL_RESPONSE_CHARS
 	maxBinary       int // MAX_BINARY_BYTES
 	revealEndpoints bool
+	fullResults     bool // GITEA_MCP_RESULTS=full
 
 	oauth *oauthServer // OAuth mode (GITEA_OAUTH_CLIENT_ID, oauth.go); nil otherwise
 }
@@ -296,6 +301,13 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		if v := getenv(name); v != "" {
 			c.secrets = append(c.secrets, v)
 		}
+	}
+	switch v := getenv("GITEA_MCP_RESULTS"); v {
+	case "", "compact":
+	case "full":
+		c.fullResults = true
+	default:
+		return nil, fmt.Errorf("GITEA_MCP_RESULTS %q: want compact or full", v)
 	}
 	var err error
 	if c.secretMode, err = parseSecretMode(getenv("SECRET_DETECTION_MODE")); err != nil {

@@ -41,6 +41,8 @@ type operation struct {
 	params     []param
 	schema     *Schema
 	schemaErr  error
+	shapeOnce  sync.Once // compactShape
+	shape      *shape
 }
 
 // param is an OpenAPI 2.0 parameter object.
@@ -92,7 +94,7 @@ func parseOpenAPI(doc []byte) ([]*operation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi document: paths: %w", err)
 	}
-	defs := &definitions{raw: top["definitions"]}
+	defs := &definitions{raw: top["definitions"], respRaw: top["responses"]}
 	var ops []*operation
 	seen := map[string]bool{}
 	for route, item := range paths {
@@ -152,6 +154,17 @@ type definitions struct {
 	once   sync.Once
 	raw    []byte
 	byName map[string][]byte
+
+	respOnce  sync.Once
+	respRaw   []byte // the document's named responses
+	responses map[string][]byte
+}
+
+// response returns the raw object of a named response.
+func (d *definitions) response(name string) ([]byte, bool) {
+	d.respOnce.Do(func() { d.responses, _ = members(d.respRaw) })
+	b, ok := d.responses[name]
+	return b, ok
 }
 
 // get returns the raw schema of a definition.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 )
@@ -51,6 +53,10 @@ func workflowTools() []*tool {
 		{name: "gitea_reconcile_already_landed_pr", perm: "gitea.pr.close", run: reconcile,
 			description: "Close an open pull request whose head commit is already in its base branch, with a proof comment; refuses otherwise.",
 			schema:      obj([]string{"index"}, map[string]*Schema{"index": num})},
+		{name: "gitea_write_file", perm: "gitea.repo.commit", run: writeFile,
+			description: "Create or update a file on a branch from plain text; answers with the commit and file SHAs.",
+			schema: obj([]string{"path", "branch", "text", "message"}, map[string]*Schema{"path": str(""), "branch": str(""),
+				"text": str("whole new content"), "message": str(""), "sha": str("current file SHA; read when omitted")})},
 		{name: "gitea_resolve_task_capability", readOnly: true, run: resolveTask,
 			description: "For a task (comment_issue, review_pr, approve_pr, merge_pr, close_pr, ...): the operation it needs, whether this profile has it, and which profiles do.",
 			schema: &Schema{Type: "object", Required: []string{"task"}, AdditionalProperties: falseSchema(),
@@ -71,7 +77,7 @@ func (s *server) step(ctx context.Context, tool, action, opID string, args map[s
 	if !ok {
 		return fail("unknown_operation", fmt.Sprintf("operation %q is disabled (DISABLED_TOOLS)", opID))
 	}
-	env := s.exec.run(ctx, &request{tool: tool, action: action, op: op, args: args, hideURLs: true})
+	env := s.exec.run(ctx, &request{tool: tool, action: action, op: op, args: args, hideURLs: true, full: v != nil})
 	if env.Error != nil || v == nil {
 		return env
 	}
@@ -136,6 +142,54 @@ func editPR(ctx context.Context, s *server, _ *session, args map[string]any) map
 	}
 	body := with(nil, "title", args["title"], "body", args["body"], "base", args["base"], "state", args["state"])
 	return envelopeResult(s.step(ctx, "gitea_edit_pr", action, "repoEditPullRequest", with(target(args), "body", body), nil))
+}
+
+// writeFile serves gitea_write_file: it reads the file's current SHA when
+// none is given (a missing file is created), encodes the text as Gitea wants
+// it, and commits through the contents API (gitea.repo.commit).
+func writeFile(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
+	const tool, action = "gitea_write_file", "write_file"
+	loc := map[string]any{"owner": args["owner"], "repo": args["repo"], "filepath": args["path"]}
+	sha, _ := args["sha"].(string)
+	if sha == "" {
+		var cur struct {
+			File *struct {
+				SHA  string `json:"sha"`
+				Type string `json:"type"`
+			} `json:"file_contents"`
+		}
+		env := s.step(ctx, tool, "", "repoGetContentsExt", with(loc, "ref", args["branch"]), &cur)
+		switch {
+		case env.Error != nil && env.Error.Status == http.StatusNotFound: // a new file
+		case env.Error != nil:
+			return envelopeResult(env)
+		case cur.File == nil || cur.File.Type != "file" || cur.File.SHA == "":
+			return errorResult("invalid_arguments", fmt.Sprintf("%q on branch %q is not a file; nothing was written", args["path"], args["branch"]))
+		default:
+			sha = cur.File.SHA
+		}
+	}
+	text, _ := args["text"].(string)
+	body := with(nil, "content", base64.StdEncoding.EncodeToString([]byte(text)), "message", args["message"], "branch", args["branch"], "sha", sha)
+	opID := "repoCreateFile"
+	if sha != "" {
+		opID = "repoUpdateFile"
+	}
+	var written struct {
+		Content struct {
+			Path string `json:"path"`
+			SHA  string `json:"sha"`
+		} `json:"content"`
+		Commit struct {
+			SHA string `json:"sha"`
+		} `json:"commit"`
+	}
+	env := s.step(ctx, tool, action, opID, with(loc, "body", body), &written)
+	if env.Error == nil {
+		env.Data = map[string]any{"path": written.Content.Path, "branch": args["branch"], "file_sha": written.Content.SHA,
+			"commit_sha": written.Commit.SHA, "created": opID == "repoCreateFile"}
+	}
+	return envelopeResult(env)
 }
 
 // pullRequest is what the workflow reads of a pull request.
