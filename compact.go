@@ -33,9 +33,16 @@ var compactIdentity = map[string][]string{
 	"Organization":   {"username"},
 }
 
+// compactRepeats are members of a definition that only repeat another member
+// when their values are equal, and are then dropped. Example
+// (TestCompactTable): a pull request's head {"label":"bob/change",
+// "ref":"bob/change"} keeps only ref; a fork's "label":"bob:change" stays.
+var compactRepeats = map[string][2]string{"PRBranchInfo": {"label", "ref"}}
+
 // compactDrop reports whether a member is left out of the compact view:
 // URL members other than html_url (url, clone_url, _links, ...), and empty
-// values: null, "", [], {} and Gitea's zero times (Go's and Unix's). Examples (TestCompactTable):
+// values: null, "", [], {}, Gitea's zero times (Go's and Unix's) and the
+// zeros of compactUnusedZero. Examples (TestCompactTable):
 // "avatar_url":"http://..." and "merged_at":null are dropped;
 // "html_url":"http://...", "mergeable":false and "comments":0 are kept.
 func compactDrop(key string, v []byte) bool {
@@ -45,9 +52,17 @@ func compactDrop(key string, v []byte) bool {
 	switch string(v) {
 	case "null", `""`, "[]", "{}", `"0001-01-01T00:00:00Z"`, `"1970-01-01T00:00:00Z"`:
 		return !compactKeepEmpty[key]
+	case "0":
+		return compactUnusedZero[key]
 	}
 	return false
 }
+
+// compactUnusedZero are counters whose 0 only says a feature is not in use
+// (not pinned, never edited, not migrated, no estimate); any other number
+// stays. Examples (TestCompactTable): "pin_order":0 is dropped, "pin_order":2
+// and "comments":0 are kept.
+var compactUnusedZero = map[string]bool{"pin_order": true, "content_version": true, "original_author_id": true, "time_estimate": true}
 
 // compactKeepEmpty are members kept even when empty: secret masking tells an
 // access token's sha1 by them (secretMember).
@@ -60,6 +75,7 @@ var compactKeepEmpty = map[string]bool{"token_last_eight": true, "scopes": true}
 // config, whose url is its target). A nil shape drops URLs and empties only.
 type shape struct {
 	identity []string
+	repeats  [2]string // a member dropped when its value equals another's (compactRepeats)
 	fields   map[string]*shape
 	items    *shape
 	raw      bool
@@ -110,7 +126,7 @@ func (op *operation) compactShape() *shape {
 
 // shapeOf compiles the shape of a schema; top says whether its objects are
 // top-level ones, which keep every member.
-func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) *shape {
+func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) (sh *shape) {
 	if depth > maxShapeDepth {
 		return nil
 	}
@@ -130,6 +146,11 @@ func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) *shape {
 		if json.Unmarshal(raw, s) != nil {
 			return nil
 		}
+		defer func() {
+			if sh != nil && sh.fields != nil {
+				sh.repeats = compactRepeats[name]
+			}
+		}()
 	}
 	if len(s.Properties) == 0 {
 		if len(s.AdditionalProperties) > 0 {
@@ -139,7 +160,7 @@ func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) *shape {
 	}
 	// A search answer {"ok":true,"data":[...]} wraps top-level objects.
 	wrapper := len(s.Properties) == 2 && s.Properties["ok"] != nil && s.Properties["data"] != nil
-	sh := &shape{fields: map[string]*shape{}}
+	sh = &shape{fields: map[string]*shape{}}
 	for name, p := range s.Properties {
 		if sub := d.shapeOf(p, wrapper && top, depth+1); sub != nil {
 			sh.fields[name] = sub
@@ -254,7 +275,8 @@ func (sh *shape) value(out, v []byte, depth int) ([]byte, bool) {
 		} else if i < len(v) && v[i] != '}' {
 			return out, false
 		}
-		if compactDrop(key, m) || sh != nil && sh.identity != nil && !slices.Contains(sh.identity, key) {
+		if compactDrop(key, m) || sh != nil && (sh.identity != nil && !slices.Contains(sh.identity, key) ||
+			sh.repeats[0] == key && bytes.Equal(m, memberValue(v, sh.repeats[1]))) {
 			if !json.Valid(m) { // left out, so checked here
 				return out, false
 			}
@@ -280,6 +302,19 @@ func (sh *shape) value(out, v []byte, depth int) ([]byte, bool) {
 		n++
 	}
 	return append(out, '}'), i == len(v)-1
+}
+
+// memberValue returns the raw value of the member name of the JSON object v,
+// or nil.
+func memberValue(v []byte, name string) []byte {
+	var out []byte
+	eachMember(v, func(key string, m []byte) bool {
+		if key == name {
+			out = m
+		}
+		return out == nil
+	})
+	return out
 }
 
 // plainKey returns a member name of printable ASCII without escapes, as

@@ -28,6 +28,8 @@ func TestCompactTable(t *testing.T) {
 		{"html_url", `"http://x/a/b/pulls/1"`, false},
 		{"mergeable", `false`, false},
 		{"comments", `0`, false},
+		{"pin_order", `0`, true},
+		{"pin_order", `2`, false},
 		{"website", `"http://example.com"`, false},
 		{"scopes", `[]`, false},
 		{"token_last_eight", `""`, false},
@@ -39,12 +41,12 @@ func TestCompactTable(t *testing.T) {
 	s := testServer(t, nil)
 	pr := `{"id":7,"number":3,"user":{"id":2,"login":"bob","full_name":"","avatar_url":"http://x/a"},` +
 		`"labels":[{"id":1,"name":"bug","color":"ee0701","url":"http://x/l/1","description":"d"}],` +
-		`"head":{"ref":"bob/change","sha":"abc","repo_id":1,"repo":{"id":1,"full_name":"alice/demo","owner":{"login":"alice"},"clone_url":"http://x/alice/demo.git"}},` +
-		`"assignees":[{"login":"carol","full_name":"Carol C","email":"c@x"}],"milestone":null,"mergeable":false,"merged":false,` +
+		`"head":{"label":"bob/change","ref":"bob/change","sha":"abc","repo_id":1,"repo":{"id":1,"full_name":"alice/demo","owner":{"login":"alice"},"clone_url":"http://x/alice/demo.git"}},` +
+		`"base":{"label":"bob:main","ref":"main"},"assignees":[{"login":"carol","full_name":"Carol C","email":"c@x"}],"milestone":null,"mergeable":false,"merged":false,` +
 		`"merged_at":null,"closed_at":"0001-01-01T00:00:00Z","html_url":"http://x/alice/demo/pulls/3","diff_url":"http://x/3.diff"}`
 	want := `{"id":7,"number":3,"user":{"login":"bob"},"labels":[{"name":"bug","color":"ee0701"}],` +
 		`"head":{"ref":"bob/change","sha":"abc","repo_id":1,"repo":{"full_name":"alice/demo"}},` +
-		`"assignees":[{"login":"carol","full_name":"Carol C"}],"mergeable":false,"merged":false,"html_url":"http://x/alice/demo/pulls/3"}`
+		`"base":{"label":"bob:main","ref":"main"},"assignees":[{"login":"carol","full_name":"Carol C"}],"mergeable":false,"merged":false,"html_url":"http://x/alice/demo/pulls/3"}`
 	for _, tc := range []struct{ op, body, want string }{
 		{"repoGetPullRequest", pr, want},
 		{"repoListPullRequests", "[" + pr + "," + pr + "]", "[" + want + "," + want + "]"},

@@ -83,8 +83,8 @@ func (s *economySession) find(query string, want ...string) {
 	s.t.Helper()
 	res := s.call("gitea_find_operations", map[string]any{"query": query})
 	for _, op := range want {
-		if !strings.Contains(str(res["matches"]), "operation:"+op+" ") {
-			s.t.Fatalf("find %q does not offer %s: %v", query, op, res["matches"])
+		if !strings.Contains(str(get(res, "data.matches")), "operation:"+op+" ") {
+			s.t.Fatalf("find %q does not offer %s: %v", query, op, res)
 		}
 	}
 }
@@ -187,7 +187,7 @@ func TestE2EContextEconomy(t *testing.T) {
 			alice := m.session(t, &g, "alice", "gitea-merger")
 			waitGiteaMergeable(t, &g, newPR) // Gitea checks mergeability in the background; not counted
 			elig := alice.call("gitea_check_pr_eligibility", args("index", newPR, "action", "merge"))
-			alice.call("gitea_merge_pr", args("index", newPR, "head_sha", elig["head_sha"], "confirm", fmt.Sprintf("MERGE PR %d", newPR)))
+			alice.call("gitea_merge_pr", args("index", newPR, "head_sha", get(elig, "data.head_sha"), "confirm", fmt.Sprintf("MERGE PR %d", newPR)))
 		}},
 		{"close an issue with a comment", func(m *economyMeter) {
 			bob := m.session(t, &g, "bob", "gitea-owner")

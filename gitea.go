@@ -199,7 +199,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 		return x.failure(ctx, ex, err, red)
 	}
 	view := x.compact(op, ex, r.full)
-	env := x.result(ctx, op, ex, red, r.hideURLs)
+	env := x.result(ctx, op, ex, red, r.hideURLs || view != "") // a compact view's html_url is relative too
 	if env.Error == nil {
 		env.View = view
 	}

@@ -63,7 +63,7 @@ func whoamiTool(ctx context.Context, s *server, _ *session, _ map[string]any) ma
 	c.mu.Lock()
 	c.login = ""
 	c.mu.Unlock()
-	env := x.run(ctx, &request{tool: "gitea_whoami", op: x.cat.byID["userGetCurrent"]})
+	env := x.run(ctx, &request{tool: "gitea_whoami", op: x.cat.byID["userGetCurrent"], full: true}) // its data is replaced
 	c.mu.Lock()
 	login := c.login // verified by the call above when it succeeded
 	c.mu.Unlock()

@@ -383,14 +383,16 @@ func findOperations(_ context.Context, s *server, _ *session, args map[string]an
 		if err != nil {
 			continue
 		}
-		m := map[string]any{"operation": h.op.ID, "method": h.op.Method, "path": h.op.Route,
-			"summary": h.op.Summary, "parameters": synopsis(schema)}
+		m := map[string]any{"operation": h.op.ID, "method": h.op.Method, "path": h.op.Route, "summary": h.op.Summary}
+		if p := synopsis(schema); p != "" {
+			m["parameters"] = p
+		}
 		if withSchema || limit == 1 {
 			m["inputSchema"] = schema
 		}
 		out = append(out, m)
 	}
-	return jsonResult(map[string]any{"query": query, "matches": out, "total_matches": len(hits)}, false)
+	return jsonResult(map[string]any{"matches": out, "total_matches": len(hits)}, false)
 }
 
 // hit is one operation ranked for a query.

@@ -186,6 +186,7 @@ func writeFile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	}
 	env := s.step(ctx, tool, action, opID, with(loc, "body", body), &written)
 	if env.Error == nil {
+		env.Files = nil // it reported on Gitea's answer, which this summary replaces
 		env.Data = map[string]any{"path": written.Content.Path, "branch": args["branch"], "file_sha": written.Content.SHA,
 			"commit_sha": written.Commit.SHA, "created": opID == "repoCreateFile"}
 	}
