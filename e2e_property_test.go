@@ -236,7 +236,6 @@ func (g *propGen) mutate(m map[string]any, n int) {
 type propCall struct {
 	door, tool string
 	args       map[string]any
-	outcome    string // error kind, or Gitea's status
 }
 
 // draw makes the call of op through door (0 generated tool, 1
@@ -626,7 +625,7 @@ func TestE2EPolicyProperty(t *testing.T) {
 			gen := &propGen{rng: rand.New(rand.NewPCG(seed, uint64(pi))), repos: repos} // one stream per profile: a subtest replays alone
 			prof := cfg.profiles[name]
 			audit := filepath.Join(t.TempDir(), "audit.log")
-			before := propSnapshot(t, g, "carol", repos)
+			state := propSnapshot(t, g, "carol", repos)
 			c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE="+name, "GITEA_MCP_CONFIG="+config, "GITEA_AUDIT_LOG="+audit, "GITEA_MCP_TOOLS=all")
 			order := slices.Clone(mutating)
 			gen.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -638,7 +637,17 @@ func TestE2EPolicyProperty(t *testing.T) {
 			if *propCalls > 0 {
 				n = min(n, *propCalls)
 			}
-			var calls []propCall
+			// judge compares the state now with the last one seen, so that a
+			// change undone by a later call is still seen, and blames what.
+			judge := func(what string) {
+				now := propSnapshot(t, g, "carol", repos)
+				for _, b := range propJudge(prof, state, now) {
+					t.Errorf("%s: %s\n\tafter %s; replay with -prop.seed=%d", name, b, what, seed)
+				}
+				state = now
+			}
+			sent, outcomes := 0, map[string]int{}
+			var unjudged []string // calls that reached Gitea and failed there
 			for i, op := range order[:n] {
 				call, err := gen.draw(op, (i+pi)%3, i >= all)
 				if err != nil {
@@ -646,41 +655,28 @@ func TestE2EPolicyProperty(t *testing.T) {
 				}
 				res, _ := c.callTool(call.tool, call.args)
 				kind, _ := get(res, "error.kind").(string)
-				call.outcome = kind
+				outcomes[call.door+" "+firstNonEmpty(kind, "ok")]++
 				if status := res["status"]; status != nil { // the request reached Gitea
-					call.outcome = strings.TrimSpace(fmt.Sprintf("%s status %v", kind, status))
-				}
-				calls = append(calls, call)
-			}
-			c.close()
-			after := propSnapshot(t, g, "carol", repos)
-			sent, outcomes := 0, map[string]int{}
-			for _, call := range calls {
-				outcomes[call.door+" "+call.outcome]++
-				if strings.Contains(call.outcome, "status") {
 					sent++
-				}
-			}
-			t.Logf("%d calls, %d reached Gitea; outcomes by door: %v", len(calls), sent, outcomes)
-			if bad := propJudge(prof, before, after); len(bad) > 0 {
-				for _, b := range bad {
-					t.Errorf("%s: %s", name, b)
-				}
-				for _, call := range calls {
-					if strings.Contains(call.outcome, "status") {
-						b, _ := json.Marshal(call.args)
-						t.Logf("sent: %s %s %s -> %s", call.door, call.tool, b, call.outcome)
+					b, _ := json.Marshal(call.args)
+					what := fmt.Sprintf("call %d, %s %s %s -> status %v", i, call.door, call.tool, b, status)
+					if kind == "" {
+						judge(what)
+					} else {
+						unjudged = append(unjudged, what)
 					}
 				}
-				t.Errorf("replay with -prop.seed=%d", seed)
 			}
+			c.close()
+			judge("one of the calls Gitea refused: " + strings.Join(unjudged, "; "))
+			t.Logf("%d calls, %d reached Gitea; outcomes by door: %v", n, sent, outcomes)
 			data, err := os.ReadFile(audit)
 			if err != nil {
 				t.Fatal(err)
 			}
 			head, err := verifyAudit(strings.NewReader(string(data)), nil, nil)
-			if err != nil || head.Lines != len(calls) {
-				t.Errorf("audit log: %d lines for %d calls (%v): every call is a mutation attempt, refused or not, and writes one line", head.Lines, len(calls), err)
+			if err != nil || head.Lines != n {
+				t.Errorf("audit log: %d lines for %d calls (%v): every call is a mutation attempt, refused or not, and writes one line", head.Lines, n, err)
 			}
 		})
 	}
