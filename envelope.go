@@ -647,23 +647,29 @@ func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int
 			sc.files.Decoded = append(sc.files.Decoded, name)
 		}
 		text := sc.file(string(raw))
-		if sc.fileMax > 0 && 6*len(text)+2 > sc.fileMax { // else it fits whatever it escapes
-			if cut := fitString(text, sc.fileMax); len(cut) < len(text) {
-				text = cut
-				sc.fileCut++
-			}
-		}
-		if f.member == "content_base64" {
-			out = appendString(append(out[:keyOut], `"content":`...), text)
-			return append(out, `,"encoding":"text"`...), true
-		}
 		const b64 = `"base64"`
-		if at := *enc - 1; at >= 0 && len(out) >= at+len(b64) && string(out[at:at+len(b64)]) == b64 {
+		if f.member == "content_base64" {
+			out = append(out[:keyOut], `"content":`...)
+		} else if at := *enc - 1; at >= 0 && len(out) >= at+len(b64) && string(out[at:at+len(b64)]) == b64 {
 			out = append(out[:at], append([]byte(`"text"`), out[at+len(b64):]...)...)
 		} else {
 			*enc = -1
 		}
-		return appendString(out, text), true
+		start, fits := len(out), sc.fileMax == 0 || len(text)+2 <= sc.fileMax // unless escapes make it longer
+		if fits {
+			out = appendString(out, text)
+		}
+		if sc.fileMax > 0 && (!fits || len(out)-start > sc.fileMax) {
+			cut := fitString(text, sc.fileMax)
+			out = appendString(out[:start], cut)
+			if len(cut) < len(text) {
+				sc.fileCut++
+			}
+		}
+		if f.member == "content_base64" {
+			out = append(out, `,"encoding":"text"`...)
+		}
+		return out, true
 	case len(raw) > sc.maxBinary:
 		sc.files.Omitted++
 		return append(out, "null"...), true

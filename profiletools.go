@@ -93,7 +93,7 @@ var whoamiAdvice = map[string]string{
 	"network_error":      "check GITEA_URL and the network between this server and Gitea",
 	"not_found":          "GITEA_URL may not point at a Gitea API (it should be the instance's base URL)",
 	"redirect":           "GITEA_URL may need https:// or a different base path",
-	"not_configured":     "set it and restart the server",
+	"not_configured":     "restart the server once it is set",
 }
 
 // profileName is the name of a profile, or "" for none.
