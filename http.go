@@ -320,8 +320,9 @@ func unsupportedVersion(v string) *rpcError {
 
 // post serves one message (or a 2025-03-26 batch) and answers with its
 // response, or 202 when there is none. A request beyond the bound on
-// requests in flight is refused at once with 503 and "server busy". An unsupported MCP-Protocol-Version
-// outside the stateless form is a 400 with -32022.
+// requests in flight is refused at once with 503 and "server busy". An
+// unsupported MCP-Protocol-Version outside the stateless form is a 400 with
+// -32022.
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Values("Accept")
 	ct, ctParams, ctErr := mime.ParseMediaType(r.Header.Get("Content-Type"))

@@ -546,10 +546,7 @@ func (o *oauthServer) callback(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		fix := o.fix(err)
 		fmt.Fprintf(os.Stderr, "giteamcp: oauth sign-in: %v; likely fix: %s\n", err, fix)
-		msg := "Gitea did not complete the sign-in" // the details of other errors, naming GITEA_URL, stay in the log
-		if ref, ok := errors.AsType[*giteaRefusal](err); ok {
-			msg += ": Gitea " + ref.Error()
-		}
+		msg := "Gitea did not complete the sign-in" + giteaSaid(err)
 		back, _ := o.backURL(s.RedirectURI, "error", "server_error", "error_description", msg, "state", s.State)
 		oauthHTML(w, http.StatusBadGateway, oauthPageData{Message: msg + ".", Fix: fix, Back: template.URL(back)})
 		return
@@ -641,7 +638,7 @@ func (o *oauthServer) token(w http.ResponseWriter, r *http.Request) {
 			tok, login, err := o.exchange(r.Context(), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.Refresh}})
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "giteamcp: oauth refresh: %v; likely fix: %s\n", err, o.fix(err))
-				bad("Gitea refused to refresh the grant (" + err.Error() + "); sign in again")
+				bad("Gitea refused to refresh the grant" + giteaSaid(err) + "; sign in again")
 				return
 			}
 			c.Login = login
@@ -765,8 +762,18 @@ func (o *oauthServer) giteaJSON(req *http.Request, v any, sent url.Values) error
 // status and what it said (oauthSaid).
 type giteaRefusal struct{ status, said string }
 
+// Error says "answered <status>: <what Gitea said>".
 func (e *giteaRefusal) Error() string {
 	return strings.TrimSuffix("answered "+e.status+": "+e.said, ": ")
+}
+
+// giteaSaid is ": Gitea answered ..." when err is Gitea's refusal, else "":
+// the details of other errors name GITEA_URL and stay in the log.
+func giteaSaid(err error) string {
+	if ref, ok := errors.AsType[*giteaRefusal](err); ok {
+		return ": Gitea " + ref.Error()
+	}
+	return ""
 }
 
 // oauthSaid is what Gitea said in an OAuth error, "code: description", fit
