@@ -50,3 +50,38 @@ func TestE2EAllowlistReach(t *testing.T) {
 		t.Errorf("the fork's main moved from %s to %s", before, after)
 	}
 }
+
+// TestE2EMergeMessageCloses: found by attacking the effects table. A merger's
+// own merge message with closing keywords closed an issue of the repository
+// and one of a private repository outside the profile's list (Gitea reads
+// the merged commits' messages), under gitea-merger, which has no
+// gitea.issue.close. Now it needs gitea.issue.close; nothing is merged or closed.
+func TestE2EMergeMessageCloses(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "closes", false)
+	secret, _ := scratchRepo(t, g, "secret", true)
+	s := &giteaSetup{g: g}
+	var local, far, pr struct{ Number int }
+	s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]any{"title": "local"}, http.StatusCreated, &local)
+	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "far"}, http.StatusCreated, &far)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic",
+		"files": []map[string]string{{"operation": "create", "path": "topic.txt", "content": base64.StdEncoding.EncodeToString([]byte("topic\n"))}}}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "plain"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger", "GITEA_MCP_TOOLS=repoMergePullRequest")
+	args := func(field string) map[string]any {
+		return map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"do": "merge", "delete_branch_after_merge": false,
+			field: fmt.Sprintf("Closes #%d\nCloses %s#%d", local.Number, secret, far.Number)}}
+	}
+	path := fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, pr.Number)
+	wantDenied(t, c, "repoMergePullRequest", "POST", path, args("merge_message_field"), "gitea.issue.close", "closes the issues it names after a closing keyword")
+	wantDenied(t, c, "repoMergePullRequest", "POST", path, args("merge_title_field"), "gitea.issue.close", "closes the issues it names after a closing keyword")
+	for _, p := range []string{fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), fmt.Sprintf("/repos/%s/issues/%d", repo, local.Number), fmt.Sprintf("/repos/%s/issues/%d", secret, far.Number)} {
+		if _, _, data, err := g.api("alice", "GET", p, nil); err != nil || !strings.Contains(string(data), `"state":"open"`) {
+			t.Errorf("%s changed: %v %.200s", p, err, data)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -271,7 +272,8 @@ func bodyField(args map[string]any, name string) (value string, ok bool) {
 //     restricted, adminDeleteUser's purge (gitea.admin.user); access token
 //     scopes (gitea.token.create, bounded by the caller's own rights);
 //   - metadata of the write itself: commit author, committer, dates, signoff,
-//     messages; a new issue's or pull request's own labels, assignees,
+//     messages (a commit's closing keywords act once it reaches a default
+//     branch, which landsOn guards; a merge's own message has rules below); a new issue's or pull request's own labels, assignees,
 //     milestone, reviewers and closed flag; release draft and prerelease;
 //   - checked by Gitea again when it acts: merge_when_checks_succeed (the
 //     scheduled merge passes branch protection when it happens), the merge
@@ -297,9 +299,16 @@ type effectExample struct {
 	match bool
 }
 
-// isTrue and nonEmpty are effectRule matchers.
-func isTrue(v any) bool   { return v == true }
-func nonEmpty(v any) bool { s, ok := v.(string); return ok && s != "" }
+// isTrue, nonEmpty and namesIssue are effectRule matchers; namesIssue
+// matches text naming an issue or pull request as Gitea's references do
+// (#N, owner/name#N, !N, an .../issues/N or .../pulls/N address), whatever
+// keyword (configurable in Gitea) comes before it.
+func isTrue(v any) bool     { return v == true }
+func nonEmpty(v any) bool   { s, ok := v.(string); return ok && s != "" }
+func namesIssue(v any) bool { s, ok := v.(string); return ok && issueRef.MatchString(s) }
+
+// issueRef finds an issue or pull request reference in text.
+var issueRef = regexp.MustCompile(`[#!][0-9]|/(issues|pulls)/[0-9]`)
 
 // contentsOps write files through the contents API.
 var contentsOps = []string{"repoCreateFile", "repoUpdateFile", "repoDeleteFile", "repoChangeFiles", "repoApplyDiffPatch"}
@@ -318,6 +327,14 @@ var effectRules = []effectRule{
 		why: "do: manually-merged marks the pull request merged without merging and without any check: it closes it",
 		examples: []effectExample{{map[string]any{"do": "manually-merged", "merge_commit_id": "abc"}, true},
 			{map[string]any{"do": "rebase"}, false}}},
+	{ids: []string{"repoMergePullRequest"}, field: "merge_message_field", match: namesIssue, perm: "gitea.issue.close",
+		why: "merge_message_field is the merger's own commit message, and Gitea closes the issues it names after a closing keyword (closes #N, closes owner/name#N in any repository)",
+		examples: []effectExample{{map[string]any{"do": "merge", "merge_message_field": "Closes #1"}, true},
+			{map[string]any{"merge_message_field": "fixes alice/secret#3"}, true}, {map[string]any{"merge_message_field": "see http://gitea/alice/demo/pulls/4"}, true},
+			{map[string]any{"merge_message_field": "resolves !7"}, true}, {map[string]any{"do": "merge", "merge_message_field": "release 1.2"}, false}}},
+	{ids: []string{"repoMergePullRequest"}, field: "merge_title_field", match: namesIssue, perm: "gitea.issue.close",
+		why:      "merge_title_field is the merger's own commit title, and Gitea closes the issues it names after a closing keyword (fixes #N)",
+		examples: []effectExample{{map[string]any{"do": "squash", "merge_title_field": "fixes #2"}, true}, {map[string]any{"merge_title_field": "everyday"}, false}}},
 	{ids: contentsOps, field: "new_branch", match: nonEmpty, perm: "gitea.branch.create", why: "new_branch creates a branch",
 		examples: []effectExample{{map[string]any{"branch": "main", "new_branch": "topic"}, true}, {map[string]any{"branch": "topic"}, false},
 			{map[string]any{"new_branch": ""}, false}}},
