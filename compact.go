@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"mime"
 	"slices"
 	"strings"
 )
@@ -126,15 +125,16 @@ func (op *operation) compactShape() *shape {
 
 // shapeOf compiles the shape of a schema; top says whether its objects are
 // top-level ones, which keep every member.
-func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) (sh *shape) {
+func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) *shape {
 	if depth > maxShapeDepth {
 		return nil
 	}
 	if s.Items != nil {
 		return &shape{items: d.shapeOf(s.Items, top, depth+1)}
 	}
+	name := ""
 	if s.Ref != "" {
-		name := strings.TrimPrefix(s.Ref, "#/definitions/")
+		name = strings.TrimPrefix(s.Ref, "#/definitions/")
 		if keep, ok := compactIdentity[name]; ok && !top {
 			return &shape{identity: keep}
 		}
@@ -146,11 +146,6 @@ func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) (sh *shape)
 		if json.Unmarshal(raw, s) != nil {
 			return nil
 		}
-		defer func() {
-			if sh != nil && sh.fields != nil {
-				sh.repeats = compactRepeats[name]
-			}
-		}()
 	}
 	if len(s.Properties) == 0 {
 		if len(s.AdditionalProperties) > 0 {
@@ -160,10 +155,10 @@ func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) (sh *shape)
 	}
 	// A search answer {"ok":true,"data":[...]} wraps top-level objects.
 	wrapper := len(s.Properties) == 2 && s.Properties["ok"] != nil && s.Properties["data"] != nil
-	sh = &shape{fields: map[string]*shape{}}
-	for name, p := range s.Properties {
+	sh := &shape{fields: map[string]*shape{}, repeats: compactRepeats[name]}
+	for member, p := range s.Properties {
 		if sub := d.shapeOf(p, wrapper && top, depth+1); sub != nil {
-			sh.fields[name] = sub
+			sh.fields[member] = sub
 		}
 	}
 	return sh
@@ -177,13 +172,9 @@ func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) (sh *shape)
 // the structure and every value it leaves out; what it keeps is checked by
 // the pipeline, so the answer is validated once in all.
 func (x *executor) compact(op *operation, ex *sent, full bool) string {
-	media, _, _ := mime.ParseMediaType(ex.header.Get("Content-Type"))
 	body := bytes.TrimSpace(ex.body)
-	if full || x.cfg.fullResults || ex.status >= 300 || !isJSON(media) || len(body) == 0 || body[0] != '{' && body[0] != '[' {
+	if full || x.cfg.fullResults || ex.status >= 300 || ex.class != jsonBody || len(body) == 0 || body[0] != '{' && body[0] != '[' {
 		return ""
-	}
-	if end, err := skipValue(body, 0); err != nil || end != len(body) {
-		return "" // not one JSON value
 	}
 	sh, out, ok := op.compactShape(), make([]byte, 0, len(body)), false
 	if body[0] == '[' { // elements the output bounds will cut are copied, not projected
@@ -200,7 +191,7 @@ func (x *executor) compact(op *operation, ex *sent, full bool) string {
 
 // array appends the compact form of the JSON array v: its first maxItems
 // elements are projected while the output is at most maxChars bytes, the
-// others copied as they are. It walks at most depth levels and returns false
+// rest copied as it is (the output bounds cut it). It walks at most depth levels and returns false
 // when v is nested deeper or is not valid JSON.
 func (sh *shape) array(out, v []byte, depth, maxItems, maxChars int) ([]byte, bool) {
 	el := sh
@@ -210,16 +201,19 @@ func (sh *shape) array(out, v []byte, depth, maxItems, maxChars int) ([]byte, bo
 	out = append(out, '[')
 	i, ok := skipSpace(v, 1), false
 	for n := 0; i < len(v) && v[i] != ']'; n++ {
-		end, err := skipValue(v, i)
-		if err != nil || end == i {
-			return out, false
-		}
 		if n > 0 {
 			out = append(out, ',')
 		}
 		if n >= maxItems || len(out) > maxChars {
-			out = append(out, v[i:end]...)
-		} else if out, ok = el.value(out, v[i:end], depth-1); !ok {
+			// the rest as it is: nothing of it is left out, and the
+			// pipeline checks all it gets
+			return append(out, v[i:]...), true
+		}
+		end, err := skipValue(v, i)
+		if err != nil || end == i {
+			return out, false
+		}
+		if out, ok = el.value(out, v[i:end], depth-1); !ok {
 			return out, false
 		}
 		if i = skipSpace(v, end); i < len(v) && v[i] == ',' {
@@ -295,7 +289,7 @@ func (sh *shape) value(out, v []byte, depth int) ([]byte, bool) {
 		if out, ok = sub.value(out, m, depth-1); !ok {
 			return out, false
 		}
-		if len(out)-valStart == 2 && (out[valStart] == '{' || out[valStart] == '[') { // emptied by the projection
+		if len(out)-valStart == 2 && (out[valStart] == '{' || out[valStart] == '[') && !compactKeepEmpty[key] { // emptied by the projection
 			out = out[:mark]
 			continue
 		}

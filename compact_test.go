@@ -63,7 +63,7 @@ func TestCompactTable(t *testing.T) {
 		{"repoGetHook", `{"id":1,"config":{"url":"http://hook","content_type":"json"},"events":["push"]}`,
 			`{"id":1,"config":{"url":"http://hook","content_type":"json"},"events":["push"]}`},
 	} {
-		ex := &sent{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(tc.body)}
+		ex := &sent{status: 200, header: http.Header{"Content-Type": {"application/json"}}, class: jsonBody, body: []byte(tc.body)}
 		if view := s.exec.compact(s.cat.byID[tc.op], ex, false); view != compactView {
 			t.Errorf("%s: view %q", tc.op, view)
 		}
@@ -97,7 +97,7 @@ func TestCompactLeftWhole(t *testing.T) {
 		{"garbage after", s, false, 200, "application/json", `[{"id":1}]]`},
 		{"scalar", s, false, 200, "application/json", `"x"`},
 	} {
-		ex := &sent{status: tc.status, header: http.Header{"Content-Type": {tc.ct}}, body: []byte(tc.body)}
+		ex := &sent{status: tc.status, header: http.Header{"Content-Type": {tc.ct}}, class: classifyMedia(tc.ct), body: []byte(tc.body)}
 		if view := tc.s.exec.compact(s.cat.byID["repoGet"], ex, tc.full); view != "" || string(ex.body) != tc.body {
 			t.Errorf("%s: view %q, body %s", tc.name, view, ex.body)
 		}
@@ -117,7 +117,7 @@ func TestCompactEveryResponse(t *testing.T) {
 		if op.compactShape() != nil {
 			described++
 		}
-		ex := &sent{status: 200, header: http.Header{"Content-Type": {"application/json"}},
+		ex := &sent{status: 200, header: http.Header{"Content-Type": {"application/json"}}, class: jsonBody,
 			body: []byte(`[{"id":1,"user":{"login":"a","id":2},"repo":{"full_name":"a/b","id":3},"x":[[{}]],"y":null}]`)}
 		s.exec.compact(op, ex, false)
 		if !json.Valid(ex.body) {
@@ -137,7 +137,7 @@ func FuzzCompact(f *testing.F) {
 	s := testServer(f, nil)
 	op := s.cat.byID["repoGetPullRequest"]
 	f.Fuzz(func(t *testing.T, body string) {
-		ex := &sent{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(body)}
+		ex := &sent{status: 200, header: http.Header{"Content-Type": {"application/json"}}, class: jsonBody, body: []byte(body)}
 		s.exec.compact(op, ex, false)
 		if valid := json.Valid([]byte(body)); valid && !json.Valid(ex.body) || !valid && json.Valid(ex.body) {
 			t.Errorf("%s (valid %v) -> %s", body, valid, ex.body)
@@ -175,7 +175,7 @@ func BenchmarkCompactPipeline(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
 				ex := &sent{method: "GET", path: "/repos/o/r/issues", status: 200, body: raw,
-					header: http.Header{"Content-Type": {"application/json;charset=utf-8"}, "X-Total-Count": {"900"}}}
+					header: http.Header{"Content-Type": {"application/json;charset=utf-8"}, "X-Total-Count": {"900"}}, class: jsonBody}
 				if bc.project && s.exec.compact(op, ex, false) == "" {
 					b.Fatal("not projected")
 				}
@@ -198,4 +198,26 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestCompactThenScrubbed shows that redaction and masking run on the
+// compact view: a token in a kept member is redacted, an access token's sha1
+// is still told apart by its empty scopes and masked.
+func TestCompactThenScrubbed(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef01234567"
+	s := testServer(t, map[string]string{"GITEA_TOKEN": token})
+	s.exec.self.login = "alice"
+	for _, tc := range []struct{ op, body, want string }{
+		{"issueGetIssue", `{"number":1,"title":"leak ` + token + `","user":{"login":"bob","email":"` + token + `"}}`,
+			`{"number":1,"title":"leak [REDACTED]","user":{"login":"bob"}}`},
+		{"userGetTokens", `[{"id":1,"name":"ci","sha1":"` + strings.Repeat("ab", 20) + `","token_last_eight":"","scopes":[]}]`,
+			`[{"id":1,"name":"ci","sha1":"[MASKED]","token_last_eight":"","scopes":[]}]`},
+	} {
+		ex := &sent{status: 200, header: http.Header{"Content-Type": {"application/json"}}, class: jsonBody, body: []byte(tc.body)}
+		s.exec.compact(s.cat.byID[tc.op], ex, false)
+		env := s.exec.result(t.Context(), s.cat.byID[tc.op], ex, newRedactor(token), false)
+		if text := env.text(); !strings.HasSuffix(text, `"data":`+tc.want+"}") || env.Error != nil {
+			t.Errorf("%s: %s, want data %s", tc.op, text, tc.want)
+		}
+	}
 }
