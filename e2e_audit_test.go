@@ -46,6 +46,8 @@ func TestE2ERefusalsAudited(t *testing.T) {
 			&line{"gitea_edit_pr", "", "", "", "argument validation"}},
 		{"bob", "gitea-author", "gitea_reconcile_already_landed_pr", prArgs,
 			&line{"gitea_reconcile_already_landed_pr", "repoEditPullRequest", "gitea.pr.close", fmt.Sprintf("/repos/%s/pulls/%d", g.Repo, g.PR), `gate "reconciler profile"`}},
+		{"carol", "gitea-author", "gitea_write_file", map[string]any{"owner": owner, "repo": repo, "path": "feature", "branch": "feature/x", "text": "x", "message": "m"},
+			&line{"gitea_write_file", "repoUpdateFile", "gitea.repo.commit", "/repos/" + g.Repo + "/contents/feature", `gate "a file"`}},
 		{"carol", "gitea-reviewer", "gitea_review_pr", with(prArgs, "event", "APPROVE"),
 			&line{"gitea_review_pr", "", "", "", "argument validation"}},
 		{"carol", "gitea-reviewer", "repoMergePullRequest", with(prArgs, "body", map[string]any{"do": "merge"}),

@@ -151,6 +151,9 @@ func writeFile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	const tool, action = "gitea_write_file", "write_file"
 	loc := map[string]any{"owner": args["owner"], "repo": args["repo"], "filepath": args["path"]}
 	sha, _ := args["sha"].(string)
+	refuse := func(gates []gate) {
+		s.refuseGates(ctx, tool, action, "repoUpdateFile", with(loc, "body", map[string]any{"branch": args["branch"]}), gates)
+	}
 	if sha == "" {
 		var cur struct {
 			File *struct {
@@ -162,9 +165,12 @@ func writeFile(ctx context.Context, s *server, _ *session, args map[string]any) 
 		switch {
 		case env.Error != nil && env.Error.Status == http.StatusNotFound: // a new file
 		case env.Error != nil:
+			refuse(stopped("read the file", env))
 			return envelopeResult(env)
 		case cur.File == nil || cur.File.Type != "file" || cur.File.SHA == "":
-			return errorResult("invalid_arguments", fmt.Sprintf("%q on branch %q is not a file; nothing was written", args["path"], args["branch"]))
+			msg := fmt.Sprintf("%q on branch %q is not a file; nothing was written", args["path"], args["branch"])
+			refuse([]gate{{"a file", false, msg}})
+			return errorResult("invalid_arguments", msg)
 		default:
 			sha = cur.File.SHA
 		}
