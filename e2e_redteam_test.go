@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestE2EAllowlistReach: found by attacking the allowlist. With repositories
@@ -83,5 +85,45 @@ func TestE2EMergeMessageCloses(t *testing.T) {
 		if _, _, data, err := g.api("alice", "GET", p, nil); err != nil || !strings.Contains(string(data), `"state":"open"`) {
 			t.Errorf("%s changed: %v %.200s", p, err, data)
 		}
+	}
+}
+
+// TestE2ERefusalsAuditedLookups: found by attacking the audit. A refused
+// profile switch and gitea_call_operation naming an operation that is
+// unknown or disabled (DISABLED_TOOLS) wrote no audit line; a disabled read
+// still writes none.
+func TestE2ERefusalsAuditedLookups(t *testing.T) {
+	g := needGitea(t)
+	dir := t.TempDir()
+	audit, config := filepath.Join(dir, "audit.log"), filepath.Join(dir, "profiles.json")
+	os.WriteFile(config, []byte(`{"allow_runtime_switching": true}`), 0o600)
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer", "GITEA_MCP_CONFIG="+config, "GITEA_AUDIT_LOG="+audit, "DISABLED_TOOLS=repoDelete,repoGet")
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"gitea_activate_profile", map[string]any{"profile": "gitea-ownr"}},
+		{"gitea_call_operation", map[string]any{"operation": "repoDelete", "arguments": map[string]any{"owner": "alice", "repo": "demo"}}},
+		{"gitea_call_operation", map[string]any{"operation": "repoDeleteEverything", "arguments": map[string]any{}}},
+		{"gitea_call_operation", map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": "alice", "repo": "demo"}}},
+	} {
+		if res, isErr := c.callTool(call.tool, call.args); !isErr {
+			t.Errorf("%s %v: not refused: %v", call.tool, call.args, res)
+		}
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e auditEntry
+		decodeJSON(t, []byte(l), &e)
+		got = append(got, e.Decision+" "+e.Tool+" "+e.Operation+" "+e.Rule)
+	}
+	want := []string{"denied gitea_activate_profile  profile selection", "denied gitea_call_operation repoDelete operation lookup",
+		"denied gitea_call_operation  operation lookup"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit lines mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -153,6 +153,7 @@ func activateProfileTool(ctx context.Context, s *server, sess *session, args map
 		err = errors.New("the profile's token contains white space")
 	}
 	if err != nil {
+		x.refuse(ctx, refusal{tool: "gitea_activate_profile", rule: "profile selection", reason: err.Error()})
 		return errorResult("invalid_profile", err.Error())
 	}
 	x.activate(prof, token)

@@ -606,10 +606,12 @@ func matchScore(op *operation, query string, terms []string) int {
 func callOperation(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	id, _ := args["operation"].(string)
 	op, ok := s.cat.operation(id)
-	if !ok {
-		return errorResult("unknown_operation", fmt.Sprintf("unknown operation %q; search with gitea_find_operations", id))
-	}
 	opArgs, _ := args["arguments"].(map[string]any)
+	if !ok { // audited unless a read: a disabled operation is known, an unknown one may write
+		msg := fmt.Sprintf("unknown operation %q; search with gitea_find_operations", id)
+		s.exec.refuse(ctx, refusal{tool: "gitea_call_operation", op: s.cat.byID[id], args: opArgs, rule: "operation lookup", reason: msg})
+		return errorResult("unknown_operation", msg)
+	}
 	full, _ := args["full"].(bool)
 	return s.exec.do(ctx, &request{tool: "gitea_call_operation", op: op, args: opArgs, full: full})
 }
