@@ -147,6 +147,10 @@ func TestE2EOAuthGiteaPublicURL(t *testing.T) {
 		t.Errorf("sign-in with a wrong client secret: %s, want the error page (502)", resp.Status)
 	}
 	t.Logf("the page: %s", page)
+	// The log is complete once the server has exited: Wait returns after
+	// the pipe from its standard error has been copied whole.
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
 	t.Logf("the log: %s", log.String())
 	for where, text := range map[string]string{"page": page, "log": log.String()} {
 		for _, want := range []string{"invalid_client", "invalid client secret", "GITEA_OAUTH_CLIENT_SECRET"} {
