@@ -127,3 +127,31 @@ func TestE2ERefusalsAuditedLookups(t *testing.T) {
 		t.Errorf("audit lines mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestE2ECrossReferenceOutside: found by attacking the allowlist. A comment
+// in a repository of the list that references an issue of a private
+// repository outside it ("see owner/name#N") made Gitea record a
+// cross-reference in that issue's timeline (a write outside the list; with a
+// closing keyword in a commit or merge message, it closes it). It is refused
+// on every door; the issue's timeline stays empty.
+func TestE2ECrossReferenceOutside(t *testing.T) {
+	g := needGitea(t)
+	owner, name := ownerRepo(g)
+	secret, _ := scratchRepo(t, g, "secret", true)
+	s := &giteaSetup{g: g}
+	var far struct{ Number int }
+	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "far"}, http.StatusCreated, &far)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"demo-only","repositories":["`+g.Repo+`"],"allowed_operations":["gitea.read","gitea.issue.comment"]}]}`), 0o600)
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=demo-only", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=issueCreateComment")
+	ref := fmt.Sprintf("%s#%d", secret, far.Number)
+	wantDenied(t, c, "issueCreateComment", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", g.Repo, g.Issues[0]),
+		map[string]any{"owner": owner, "repo": name, "index": g.Issues[0], "body": map[string]any{"body": "see " + ref}},
+		"gitea.issue.comment", fmt.Sprintf("names %q, outside the repositories of demo-only", secret))
+	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d/timeline", secret, far.Number), nil); err != nil || strings.Contains(string(data), `"type"`) {
+		t.Errorf("the issue outside the list gained timeline events: %v %.300s", err, data)
+	}
+}

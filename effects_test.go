@@ -367,3 +367,38 @@ func FuzzCompareHead(f *testing.F) {
 		}
 	})
 }
+
+// TestRefOutside: texts anywhere in a body that reference a repository
+// outside the list (as Gitea's cross-references and closing keywords read
+// them) are refused under repositories acme/*; references within it, or
+// none, are not.
+func TestRefOutside(t *testing.T) {
+	p := allBut(t, "", "acme/*")
+	for _, tc := range []struct {
+		body any
+		want string
+	}{
+		{map[string]any{"body": "see other/secret#1"}, "other/secret"},
+		{map[string]any{"title": "fixes other/secret!12"}, "other/secret"},
+		{map[string]any{"body": "closes http://gitea:3000/other/secret/issues/3"}, "other/secret"},
+		{map[string]any{"body": "see https://gitea/other/secret/pulls/4/files"}, "other/secret"},
+		{map[string]any{"files": []any{map[string]any{"path": "a", "content": "x"}}, "message": "Closes Other/Secret#2"}, "Other/Secret"},
+		{"other/secret#5", "other/secret"},
+		{map[string]any{"body": "see acme/app#1, #2 and !3; closes ACME/lib#4"}, ""},
+		{map[string]any{"body": "see src/main.go and issue 7"}, ""},
+		{map[string]any{"body": "see http://gitea/acme/app/issues/1"}, ""},
+		{nil, ""},
+	} {
+		if got := p.refOutside(tc.body); got != tc.want {
+			t.Errorf("refOutside(%v) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+	op := opInfo{ID: "issueCreateComment", Method: "POST", Route: "/repos/{owner}/{repo}/issues/{index}/comments"}
+	params := map[string]string{"owner": "acme", "repo": "app", "index": "1"}
+	if d := decide(p, "bot", "t", op, map[string]any{"body": map[string]any{"body": "see other/secret#1"}}, params); d.Allowed || !strings.Contains(d.Reason, `names "other/secret"`) {
+		t.Errorf("a comment referencing other/secret#1 under acme/*: %+v", d)
+	}
+	if d := decide(allBut(t, ""), "bot", "t", op, map[string]any{"body": map[string]any{"body": "see other/secret#1"}}, params); !d.Allowed {
+		t.Errorf("without repositories: %+v", d)
+	}
+}

@@ -748,6 +748,39 @@ var repoReveals = map[string]string{
 	"issueGetCommentsAndTimeline": "lists cross-references, which quote issues and pull requests of other repositories",
 }
 
+// crossRef finds the repositories a text references as Gitea's
+// cross-references do: owner/name#N, owner/name!N, and .../owner/name/issues/N
+// or .../pulls/N addresses. It is looser than Gitea's (no word boundary).
+var crossRef = regexp.MustCompile(`([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+)(?:[#!][0-9]|/(?:issues|pulls)/[0-9])`)
+
+// refOutside returns the first repository outside p's repositories that a
+// string anywhere in the body v references (crossRef), or "". Gitea records a
+// reference from a comment, an issue or pull request text or a commit
+// message in the issue referenced, and closes it after a closing keyword.
+func (p *profile) refOutside(v any) string {
+	switch v := v.(type) {
+	case string:
+		for _, m := range crossRef.FindAllStringSubmatch(v, -1) {
+			if !p.allowsRepo(m[1], m[2]) {
+				return m[1] + "/" + m[2]
+			}
+		}
+	case map[string]any:
+		for _, e := range v {
+			if r := p.refOutside(e); r != "" {
+				return r
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if r := p.refOutside(e); r != "" {
+				return r
+			}
+		}
+	}
+	return ""
+}
+
 // compareHead returns the repository the head of a comparison names, read as
 // Gitea reads "base...head", "base..head" or a head alone: owner/name for
 // "owner/name:ref", the path's own repository for a bare ref or its own
@@ -770,8 +803,8 @@ func compareHead(spec, owner, repo string) string {
 }
 
 // repoDenied returns why p's repositories forbid op, or "": every repository
-// its path names, and the one its body names (repoTargets), must be within
-// them; a route naming no single repository is denied unless repoFree lists it,
+// its path names, the one its body names (repoTargets), and those its texts
+// reference (refOutside) must be within them; a route naming no single repository is denied unless repoFree lists it,
 // and so is one that reveals others (repoReveals).
 // identity is the caller's login, the owner a fork or new repository gets by default.
 func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[string]string, identity string) string {
@@ -807,6 +840,9 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 	}
 	if what, ok := repoReveals[op.ID]; ok {
 		return fmt.Sprintf("%s is limited to its repositories and %s %s", p.Name, op.ID, what)
+	}
+	if ref := p.refOutside(args["body"]); ref != "" {
+		return fmt.Sprintf("%s's body names %q, outside the repositories of %s: Gitea records a cross-reference there, and a closing keyword closes it", op.ID, ref, p.Name)
 	}
 	for _, t := range repoTargets {
 		if slices.Contains(t.ids, op.ID) {
