@@ -36,6 +36,7 @@ type fakeAnswer struct {
 // fakeRequest is one request the fake received.
 type fakeRequest struct {
 	Method, Path, Query, Body string
+	Sudo                      string // the Sudo header
 }
 
 // newScriptedGitea starts a fake Gitea that accepts fakeToken; it stops with the test.
@@ -104,7 +105,7 @@ func (f *scriptedGitea) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	path := strings.TrimPrefix(r.URL.EscapedPath(), "/api/v1")
 	f.mu.Lock()
-	f.got = append(f.got, fakeRequest{r.Method, path, r.URL.RawQuery, string(body)})
+	f.got = append(f.got, fakeRequest{r.Method, path, r.URL.RawQuery, string(body), r.Header.Get("Sudo")})
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "token ")
 	ok = ok && f.tokens[tok]
 	key := r.Method + " " + path

@@ -159,6 +159,10 @@ func TestLiveChecks(t *testing.T) {
 			f.json(repoPath, map[string]any{"default_delete_branch_after_merge": true})
 		}, "gitea_call_operation", merge, denied("gitea.branch.delete", `merging in "alice/demo" deletes the head branch (the repository's default_delete_branch_after_merge); `+
 			reasonOf(t, "gitea-merger", "gitea.branch.delete")+"; set delete_branch_after_merge to false", getPR, getRepo)},
+		{"merge with the deletion default missing", "gitea-merger", func(f *scriptedGitea) {
+			pr("alice")(f)
+			f.json(repoPath, map[string]any{"full_name": "alice/demo"})
+		}, "gitea_call_operation", merge, denied("gitea.branch.delete", `cannot read from Gitea whether merging in "alice/demo" deletes the head branch; refusing (set delete_branch_after_merge)`, getPR, getRepo)},
 		{"merge with the deletion default unreadable", "gitea-merger", func(f *scriptedGitea) {
 			pr("alice")(f)
 			f.on("GET", repoPath, 500, `{"message":"boom"}`)

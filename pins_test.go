@@ -164,3 +164,37 @@ func TestBearerWholeDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestSudoSent shows that with GITEA_SUDO every request, reads, identity
+// checks and writes alike, acts for that user (Gitea's Sudo header).
+func TestSudoSent(t *testing.T) {
+	t.Parallel()
+	f := newScriptedGitea(t).user("carol").json(issuePath+"/comments", []any{}).on("POST", issuePath+"/comments", 201, `{"id":1}`)
+	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-issue-manager", "GITEA_SUDO", "carol")
+	fakeCall(t, t.Context(), s, "gitea_list_issue_comments", map[string]any{"owner": "alice", "repo": "demo", "index": 1})
+	fakeCall(t, t.Context(), s, "gitea_create_issue_comment", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": "hi"})
+	reqs := f.requests()
+	if len(reqs) < 3 {
+		t.Fatalf("want a read, an identity check and a write, got %v", reqs)
+	}
+	for _, r := range reqs {
+		if r.Sudo != "carol" {
+			t.Errorf("%s %s: Sudo %q, want carol", r.Method, r.Path, r.Sudo)
+		}
+	}
+}
+
+// TestCredentialErrorsMasked shows that an operation that hands out a
+// credential skips masking only for its successful answer: its errors are
+// masked like any other.
+func TestCredentialErrorsMasked(t *testing.T) {
+	t.Parallel()
+	gh := "ghp_" + strings.Repeat("Zy9", 12)
+	msg, _ := json.Marshal(map[string]any{"message": "token name taken; old token " + gh})
+	f := newScriptedGitea(t).user("alice").on("POST", "/users/alice/tokens", http.StatusConflict, string(msg))
+	out, isErr := fakeCall(t, t.Context(), f.server(t, "GITEA_MCP_PROFILE", "gitea-owner"), "gitea_call_operation",
+		map[string]any{"operation": "userCreateToken", "arguments": map[string]any{"username": "alice", "body": map[string]any{"name": "ci", "scopes": []any{"read:repository"}}}})
+	if got := str0(get(out, "error.message")); !isErr || strings.Contains(got, gh[4:]) || !strings.Contains(got, "ghp_[MASKED]") {
+		t.Errorf("want the error masked, got %q (%v)", got, out)
+	}
+}
