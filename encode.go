@@ -1,6 +1,13 @@
 package main
 
+// Path and argument encoding (README, "Execution profiles"): how an
+// argument becomes a path segment or query value, with the route rules that
+// say which parameters may hold "/" (each rule with its examples), and the
+// raw tool's route matching. A value that would change the route Gitea
+// serves is refused here, never sent.
+
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -376,4 +383,39 @@ func (t *routeTable) expand(spec routeSpec, params map[string]string) (string, e
 		return "", fmt.Errorf("path %q does not resolve to operation %q", p, spec.OperationID)
 	}
 	return p, nil
+}
+
+// scalar formats a decoded JSON scalar for a path or query.
+func scalar(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	return string(encode(v))
+}
+
+// addQuery adds a query argument; arrays repeat the key ("multi") or join
+// with commas.
+func addQuery(q url.Values, name string, v any, format string) {
+	list, ok := v.([]any)
+	if !ok {
+		q.Add(name, scalar(v))
+		return
+	}
+	var parts []string
+	for _, e := range list {
+		parts = append(parts, scalar(e))
+	}
+	if format == "multi" {
+		q[name] = append(q[name], parts...)
+	} else {
+		q.Add(name, strings.Join(parts, ","))
+	}
 }

@@ -1,5 +1,15 @@
 package main
 
+// The executor (README, "Execution profiles" and "Results"): the one door
+// to Gitea. Every tool's request goes through run: resolve the operation and
+// its arguments, decide it under the active profile (check, with the live
+// reads self-approval, self-merge and effects need), write the audit line of
+// a mutation, encode the path, send, and hand the answer to the result
+// pipeline. It also names transport faults and says which operations the
+// profile shows (permits, mayUse). It never sends a request it was told to
+// deny, never follows a redirect, never retries a write, and never puts a
+// token into an answer or an error.
+
 import (
 	"bytes"
 	"cmp"
@@ -12,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -504,41 +516,6 @@ type formFile struct {
 	content []byte
 }
 
-// scalar formats a decoded JSON scalar for a path or query.
-func scalar(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	case bool:
-		if v {
-			return "true"
-		}
-		return "false"
-	}
-	return string(encode(v))
-}
-
-// addQuery adds a query argument; arrays repeat the key ("multi") or join
-// with commas.
-func addQuery(q url.Values, name string, v any, format string) {
-	list, ok := v.([]any)
-	if !ok {
-		q.Add(name, scalar(v))
-		return
-	}
-	var parts []string
-	for _, e := range list {
-		parts = append(parts, scalar(e))
-	}
-	if format == "multi" {
-		q[name] = append(q[name], parts...)
-	} else {
-		q.Add(name, strings.Join(parts, ","))
-	}
-}
-
 // Retries of a GET that Gitea answered 429 Too Many Requests: at most
 // maxRetries more attempts, each after the Retry-After Gitea asks for (one
 // second when it names none), and none when it asks for longer than
@@ -653,31 +630,6 @@ func retryWait(resp *http.Response, method string, retries int) (time.Duration, 
 	return 0, false
 }
 
-// giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each
-// request, the CAs of GITEA_CA_FILE (if set) replace the system's, and no
-// redirect is followed (redirectMessage says why).
-func giteaClient(cfg *config) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{RootCAs: cfg.roots}
-	t.MaxIdleConnsPerHost = maxInFlight // one host, up to maxInFlight requests at once
-	return &http.Client{Timeout: cfg.timeout, Transport: t,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
-// loadCA reads GITEA_CA_FILE: the PEM certificates of the CAs that sign a
-// self-hosted Gitea's certificate.
-func loadCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("GITEA_CA_FILE: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("GITEA_CA_FILE %q: no PEM certificate in it", path)
-	}
-	return pool, nil
-}
-
 // tooLarge reports an answer over the read bound for its content type.
 func tooLarge(limit int) error {
 	return &kindError{"payload_too_large", fmt.Errorf("answer larger than %d bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", limit)}
@@ -704,4 +656,121 @@ func (x *executor) whoami(ctx context.Context) string {
 	defer c.mu.Unlock()
 	c.login = u.Login
 	return u.Login
+}
+
+// fault names what went wrong with a request to Gitea, in words that name
+// neither its host nor its address.
+func (x *executor) fault(err error) (kind, msg string) {
+	var ke *kindError
+	var dns *net.DNSError
+	var ne net.Error
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.kind, ke.Error()
+	case errors.Is(err, context.Canceled):
+		return "cancelled", "the request was cancelled"
+	case errors.As(err, &dns):
+		return "dns_error", "cannot resolve the host name of GITEA_URL: " + dns.Err
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout", fmt.Sprintf("no complete answer from Gitea within GITEA_TIMEOUT (%v)", x.cfg.timeout)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection_refused", "Gitea refused the connection: is it running at GITEA_URL?"
+	}
+	if why := tlsFault(err); why != "" {
+		return "tls_error", "TLS with Gitea failed: " + why
+	}
+	if errors.As(err, &ue) {
+		err = ue.Err // without the method and URL, which the envelope has
+	}
+	return "network_error", "the connection to Gitea failed: " + err.Error()
+}
+
+// tlsFault says why a TLS handshake failed, or "" for an error that is not
+// one.
+func tlsFault(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &unknown):
+		return "its certificate is signed by an unknown authority (for a private CA, set GITEA_CA_FILE)"
+	case errors.As(err, &host):
+		return "its certificate is not valid for the host name of GITEA_URL"
+	case errors.As(err, &invalid):
+		return "its certificate is expired or not valid"
+	case errors.As(err, &verify):
+		return "its certificate cannot be verified"
+	case errors.As(err, &record) || strings.HasSuffix(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's words, not a type
+		return "it does not speak TLS (should GITEA_URL start with http://?)"
+	case errors.As(err, &alert):
+		return "it refused the handshake (" + alert.Error() + ")"
+	}
+	return ""
+}
+
+// kindError is an error with the error.kind it is reported under.
+type kindError struct {
+	kind string
+	err  error
+}
+
+func (e *kindError) Error() string { return e.err.Error() }
+
+// permits reports whether the active profile may call op at all, judged
+// without arguments or identity: what tools/list and gitea_find_operations
+// show. Every call is still decided in full by executor.check.
+func (x *executor) permits(op *operation) bool {
+	prof, _ := x.active(context.Background())
+	perm, _ := resolvePermission(opInfo{ID: op.ID, Method: op.Method, Route: op.Route}, nil)
+	if prof == nil || perm == "" {
+		return perm == permRead
+	}
+	ok, _ := prof.allows(perm)
+	return ok
+}
+
+// mayUse reports whether the active profile allows perm; "" and gitea.read
+// always; gitea.pr.review stands for any review verdict.
+func (x *executor) mayUse(perm string) bool {
+	if perm == "" || perm == permRead {
+		return true
+	}
+	prof, _ := x.active(context.Background())
+	if prof == nil {
+		return false
+	}
+	perms := []string{perm}
+	if perm == "gitea.pr.review" {
+		perms = []string{"gitea.pr.review", permApprove, "gitea.pr.request_changes", "gitea.pr.comment"}
+	}
+	return slices.ContainsFunc(perms, func(p string) bool { ok, _ := prof.allows(p); return ok })
+}
+
+// giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each
+// request, the CAs of GITEA_CA_FILE (if set) replace the system's, and no
+// redirect is followed (redirectMessage says why).
+func giteaClient(cfg *config) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: cfg.roots}
+	t.MaxIdleConnsPerHost = maxInFlight // one host, up to maxInFlight requests at once
+	return &http.Client{Timeout: cfg.timeout, Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// loadCA reads GITEA_CA_FILE: the PEM certificates of the CAs that sign a
+// self-hosted Gitea's certificate.
+func loadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("GITEA_CA_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("GITEA_CA_FILE %q: no PEM certificate in it", path)
+	}
+	return pool, nil
 }

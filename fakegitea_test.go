@@ -18,7 +18,7 @@ const fakeToken = "f4cef4cef4cef4cef4cef4cef4cef4cef4cef4ce"
 // (go test -short): it answers what a test scripts, so that the server's own
 // branches that read Gitea (the live policy checks, the workflow gates) run
 // without a real Gitea. What Gitea itself does is tested against the real
-// Gitea (gitea_test.go), never here. Unscripted requests get 404.
+// Gitea (giteaserver_test.go), never here. Unscripted requests get 404.
 type scriptedGitea struct {
 	*httptest.Server
 	mu      sync.Mutex

@@ -9,29 +9,32 @@
 //
 //	main.go          configuration from the environment, start-up, this map
 //	rpc.go           JSON-RPC over stdio: framing, limits, sessions, dispatch
-//	tools.go         the tool catalog, tools/list and tools/call; tools only
-//	                 describe requests, they never call Gitea
-//	profiletools.go  the profile tools (whoami, get, activate) and what the
-//	                 active profile lets the listing show
-//	gitea.go       * the executor, the one door to Gitea: resolve, policy
-//	                 check (identity, self-approval, self-merge), encode,
-//	                 send, result pipeline; the audit write is called here
+//	tools.go         the tool catalog, tools/list and tools/call, the one-step
+//	                 and profile tools (whoami, profiles, activation, task
+//	                 capability, guide); tools only describe requests, they
+//	                 never call Gitea
+//	find.go          gitea_find_operations: word search over the operations
+//	                 the active profile permits
+//	executor.go    * the executor, the one door to Gitea: resolve, policy
+//	                 check (identity, self-approval, self-merge, effects),
+//	                 encode, send, result pipeline, fault naming, what the
+//	                 profile shows (permits); the audit write is called here
 //	profile.go     * the policy: canonical operations, route rules, profiles
 //	                 and the per-call decision (decide)
-//	encode.go      * path encoding and the raw tool's route matching
-//	envelope.go    * the result envelope, the scrubbing walk over JSON, fault
-//	                 naming
+//	encode.go      * path and query encoding and the raw tool's route matching
+//	envelope.go    * the result envelope and error messages
+//	scrub.go       * the scrubbing walk over JSON answers, and the JSON scanner
+//	                 it, compact.go and openapi.go share
 //	redact.go      * exact redaction, pattern masking, hidden-character removal
 //	compact.go       the compact view of answers, projected along their
 //	                 response definitions before the pipeline scrubs them
 //	schema.go        the JSON Schema validator of tool arguments
-//	openapi.go       the OpenAPI reader that generates the tools, and the
-//	                 JSON scanner the result pipeline uses
+//	openapi.go       the OpenAPI reader that generates the tools
 //	audit.go       * the audit log of mutation attempts, every refusal
-//	                 included, each line sealed by a forward-secure mac chain
-//	infra.go         runtime isolation: no start from a half-merged checkout
-//	workflow.go      review and merge tools composed of executor requests, and
-//	                 their gates (merge confirm, eligibility, reconcile proof)
+//	                 included, each line sealed by a forward-secure mac chain;
+//	                 runtime isolation (no start from a half-merged checkout)
+//	workflow.go      the workflow gates: eligibility, merge, reconcile and
+//	                 write_file's reads, each request through the executor
 //	http.go          Streamable HTTP transport (-http): bearer check, origins,
 //	                 sessions
 //	oauth.go         OAuth mode (-http with GITEA_OAUTH_CLIENT_ID): the

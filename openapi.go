@@ -1,17 +1,19 @@
 package main
 
+// The OpenAPI reader: Gitea's own document (embedded, live or a file) turned
+// into operations and their input schemas, from which the tools are
+// generated. It decides no access; a body schema it cannot follow is closed
+// ({} only), never opened.
+
 import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // embeddedOpenAPI is Gitea 1.26.0's own OpenAPI 2.0 document (served by Gitea at
@@ -172,202 +174,6 @@ func (d *definitions) get(name string) ([]byte, bool) {
 	d.once.Do(func() { d.byName, _ = members(d.raw) })
 	b, ok := d.byName[name]
 	return b, ok
-}
-
-// members splits a JSON object into its members without decoding their
-// values: each value is the raw bytes of one JSON value, checked when it is
-// decoded. Duplicate keys keep the last value, as encoding/json does.
-func members(b []byte) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	return out, eachMember(b, func(key string, v []byte) bool { out[key] = v; return true })
-}
-
-// eachMember calls fn with each member of the JSON object b, in order, until
-// fn returns false; the members after that are not looked at.
-func eachMember(b []byte, fn func(key string, v []byte) bool) error {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return errors.New("not a JSON object")
-	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
-		return nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return fmt.Errorf("offset %d: want a member name", i)
-		}
-		end, err := skipValue(b, i)
-		if err != nil {
-			return err
-		}
-		key, err := decodeString(b[i:end])
-		if err != nil {
-			return fmt.Errorf("offset %d: %w", i, err)
-		}
-		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
-			return fmt.Errorf("offset %d: want ':'", i)
-		}
-		i = skipSpace(b, i+1)
-		if end, err = skipValue(b, i); err != nil {
-			return err
-		} else if end == i {
-			return fmt.Errorf("offset %d: want a value", i)
-		}
-		if !fn(key, b[i:end]) {
-			return nil
-		}
-		switch i = skipSpace(b, end); {
-		case i < len(b) && b[i] == ',':
-			i = skipSpace(b, i+1)
-		case i < len(b) && b[i] == '}' && skipSpace(b, i+1) == len(b):
-			return nil
-		default:
-			return fmt.Errorf("offset %d: want ',' or a final '}'", i)
-		}
-	}
-}
-
-// skipValue returns the offset just past the JSON value that starts at b[i].
-// It follows strings and nesting only; the value's content is checked when it
-// is decoded.
-func skipValue(b []byte, i int) (int, error) {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			for {
-				k := bytes.IndexByte(b[j+1:], '"')
-				if k < 0 {
-					return 0, fmt.Errorf("offset %d: unterminated string", i)
-				}
-				j += k + 1
-				n := 0 // backslashes before the quote
-				for b[j-1-n] == '\\' {
-					n++
-				}
-				if n%2 == 0 {
-					break
-				}
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j, nil
-			}
-			depth--
-		case ',', ':', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return j, nil
-			}
-			continue
-		default:
-			continue
-		}
-		if depth == 0 {
-			return j + 1, nil
-		}
-	}
-	if depth > 0 || i >= len(b) {
-		return 0, fmt.Errorf("offset %d: unexpected end of JSON", i)
-	}
-	return len(b), nil
-}
-
-// decodeString decodes a JSON string. Strings without escapes are copied;
-// escapes are decoded here, and anything unusual goes to encoding/json.
-func decodeString(b []byte) (string, error) {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' || !utf8.Valid(b) {
-		return decodeStringJSON(b)
-	}
-	s := b[1 : len(b)-1]
-	i := bytes.IndexByte(s, '\\')
-	if i < 0 {
-		return string(s), nil
-	}
-	out := append(make([]byte, 0, len(s)), s[:i]...)
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' {
-			return decodeStringJSON(b)
-		}
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		if i+1 >= len(s) {
-			return decodeStringJSON(b)
-		}
-		i++
-		switch s[i] {
-		case '"', '\\', '/':
-			out = append(out, s[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(s, i+1)
-			if !ok {
-				return decodeStringJSON(b)
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2, ok := hex4(s, i+3)
-				if ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && utf16.DecodeRune(r, r2) != utf8.RuneError {
-					r, i = utf16.DecodeRune(r, r2), i+6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			return decodeStringJSON(b)
-		}
-	}
-	return string(out), nil
-}
-
-// hex4 reads the four hex digits of a \u escape at s[i:].
-func hex4(s []byte, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
-// decodeStringJSON decodes a JSON string with encoding/json.
-func decodeStringJSON(b []byte) (string, error) {
-	var s string
-	err := json.Unmarshal(b, &s)
-	return s, err
-}
-
-// skipSpace returns the offset of the first non-space byte at or after i.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // validToolName reports whether s is a valid MCP tool name: 1 to 128 of

@@ -3,7 +3,7 @@ package main
 // Secret handling for tool results (README, "Results", steps 1-3):
 // exact redaction of known secrets (the token, configured secrets and the
 // request body's secret fields), pattern masking of likely secrets and removal
-// of hidden Unicode text, string by string; scrubber (envelope.go) applies
+// of hidden Unicode text, string by string; scrubber (scrub.go) applies
 // them to JSON. A string with nothing to change is returned as is, not copied.
 // Hidden characters go first (see scrubString), as one inside a secret would
 // hide it from both other layers.

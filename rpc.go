@@ -1,5 +1,9 @@
 package main
 
+// JSON-RPC over stdio (README, "Protocol"): framing, size limits, protocol
+// versions, sessions and dispatch to tools. It decides no access and never
+// talks to Gitea; tools/call reaches Gitea only through the executor.
+
 import (
 	"bufio"
 	"bytes"

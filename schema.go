@@ -1,5 +1,10 @@
 package main
 
+// The JSON Schema validator of tool arguments: each call's arguments are
+// checked against the tool's input schema before a request is built. It
+// fails closed: an unknown keyword or a value it cannot judge is an error,
+// never a constraint silently dropped. It never talks to Gitea.
+
 import (
 	"bytes"
 	"cmp"

@@ -1,0 +1,714 @@
+package main
+
+// The scrubbing walk (README, "Results"): the streaming pass over a JSON
+// answer that runs redaction, masking and hidden-character removal on every
+// string (redact.go), turns file contents to text or base64 within bounds,
+// and cuts long lists and texts; and the JSON scanner it, compact.go and the
+// OpenAPI reader share. It decides nothing about access: it never drops a
+// member it cannot classify and never returns JSON it did not re-encode.
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"slices"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// scrubber runs the string passes of the pipeline over one result, in the
+// order that keeps a hidden character from splitting a secret: strip hidden
+// text, redact exact secrets, mask secret patterns. It collects what it did.
+type scrubber struct {
+	red       *redactor
+	mask      bool
+	base      string         // if set, strings that start with this URL are made relative
+	maxBinary int            // MAX_BINARY_BYTES
+	rules     []string       // masking rules that matched, sorted
+	hidden    int            // hidden characters removed from prose
+	marked    map[string]int // invisible characters marked in file text, by code point and carrier
+	files     *fileReport    // base64 file content fields met
+	fileMax   int            // longest decoded file text, as a JSON string; 0: no limit
+	fileCut   int            // decoded file texts cut to fileMax
+}
+
+// fileReport says what became of the base64 file content fields of an
+// answer (fileFields): decoded to text, kept as base64, or left out.
+type fileReport struct {
+	Decoded []string `json:"decoded_to_text,omitempty"` // fields whose base64 became text, e.g. ContentsResponse.content
+	Text    int      `json:"text"`                      // values delivered as text
+	Binary  int      `json:"binary,omitempty"`          // values kept as base64 (not UTF-8)
+	Omitted int      `json:"omitted_over_max_binary_bytes,omitempty"`
+}
+
+// file scrubs file text: as str, except that invisible characters are shown
+// as markers (<U+202E>) and counted, not removed, so that a review sees them.
+// Text where a secret shows only once they are removed is scrubbed as prose:
+// a marker must not split a secret from redaction.
+func (sc *scrubber) file(s string) string {
+	hidden := sc.hidden
+	out := sc.str(s)
+	if sc.hidden == hidden {
+		return out
+	}
+	stripped, _ := stripHidden(s)
+	if clean, rules, _ := scrubString(stripped, sc.red, sc.mask); clean != stripped || len(rules) > 0 {
+		return out
+	}
+	sc.hidden = hidden
+	if sc.marked == nil {
+		sc.marked = map[string]int{}
+	}
+	return sc.str(markHidden(s, sc.marked))
+}
+
+// binary redacts and masks secrets in the bytes of binary content, which may
+// hold text (a PNG's text chunk); it returns b itself when nothing matched.
+func (sc *scrubber) binary(b []byte) []byte {
+	s := sc.red.redact(string(b))
+	if sc.mask {
+		var rules []string
+		s, rules = maskString(s)
+		for _, r := range rules {
+			sc.note(r)
+		}
+	}
+	if s == string(b) {
+		return b
+	}
+	return []byte(s)
+}
+
+// str scrubs one decoded string.
+func (sc *scrubber) str(s string) string {
+	out, rules, n := scrubString(s, sc.red, sc.mask)
+	if sc.base != "" && strings.HasPrefix(out, sc.base) {
+		out = strings.TrimPrefix(out, sc.base)
+	}
+	sc.hidden += n
+	for _, r := range rules {
+		sc.note(r)
+	}
+	return out
+}
+
+// note records that a masking rule matched.
+func (sc *scrubber) note(rule string) {
+	if i, found := slices.BinarySearch(sc.rules, rule); !found {
+		sc.rules = slices.Insert(sc.rules, i, rule)
+	}
+}
+
+// text scrubs a text and cuts it so that it takes at most max bytes as a
+// JSON string.
+func (sc *scrubber) text(s string, max int) (string, bool) {
+	s = sc.str(s)
+	p := fitString(s, max)
+	return p, len(p) < len(s)
+}
+
+// fitString returns the longest prefix of s, in whole characters, whose JSON
+// string encoding (quotes included) takes at most max bytes.
+func fitString(s string, max int) string {
+	n := 2
+	for i, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20 || r == '\u2028' || r == '\u2029' || r == utf8.RuneError:
+			n += 6
+		default:
+			n += utf8.RuneLen(r)
+		}
+		if n > max {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// mediaClass is how an answer's body is bounded and delivered. It is decided
+// once per answer, by classifyMedia in send, and the pipeline follows it.
+type mediaClass int
+
+const (
+	binaryBody mediaClass = iota // read up to MAX_BINARY_BYTES; text if its bytes are UTF-8, else base64
+	jsonBody                     // read up to maxReadBytes; rewritten as JSON
+	textBody                     // read up to maxReadBytes; text if UTF-8, else binary
+)
+
+// classifyMedia is the one media-type rule: a JSON media type (application/json,
+// anything +json) is JSON, text/* is text, and anything else is binary,
+// including an answer that declares no Content-Type or one that cannot be
+// parsed: the class with the tighter bound.
+func classifyMedia(contentType string) mediaClass {
+	media, _, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil:
+		return binaryBody
+	case isJSON(media):
+		return jsonBody
+	case strings.HasPrefix(media, "text/"):
+		return textBody
+	}
+	return binaryBody
+}
+
+// body decodes and scrubs a successful answer by its class: JSON is rewritten
+// string by string without building a tree and its top-level array cut to
+// maxItems; a text or binary body whose bytes are UTF-8 is file text;
+// other bytes are base64 of at most MAX_BINARY_BYTES. The result fits
+// maxChars. JSON that is not valid, or binary too large, is an error: the
+// answer is withheld.
+func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, error) {
+	if len(ex.body) == 0 {
+		return nil, nil, nil
+	}
+	if ex.class == jsonBody {
+		if !json.Valid(ex.body) {
+			err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
+			return nil, nil, fmt.Errorf("the answer says %s but is not valid JSON (%d bytes; %v); it is withheld", ex.header.Get("Content-Type"), len(ex.body), err)
+		}
+		sc.fileMax = max(maxChars-2048, maxChars/2) // room for the file object's other members
+		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
+			data, t := boundJSON(out, total, ends, maxChars)
+			if sc.fileCut > 0 {
+				t = cmp.Or(t, &truncation{})
+				t.FileText = sc.fileCut
+			}
+			return data, t, nil
+		}
+		s, cut := sc.text(string(ex.body), maxChars) // nested deeper than maxJSONDepth: returned as text
+		return s, cutText(cut), nil
+	}
+	if utf8.Valid(ex.body) {
+		f := sc.file(string(ex.body))
+		s := fitString(f, maxChars)
+		return s, cutText(len(s) < len(f)), nil
+	}
+	if len(ex.body) > sc.maxBinary {
+		return nil, nil, &kindError{"payload_too_large", fmt.Errorf("binary answer of %d bytes, over MAX_BINARY_BYTES (%d); it is withheld", len(ex.body), sc.maxBinary)}
+	}
+	b64 := base64.StdEncoding.EncodeToString(sc.binary(ex.body))
+	if len(b64)+100 > maxChars {
+		return nil, nil, &kindError{"payload_too_large", fmt.Errorf("binary answer of %d bytes: its base64 (%d characters) does not fit MAX_TOOL_RESPONSE_CHARS; it is withheld", len(ex.body), len(b64))}
+	}
+	return map[string]any{"content_base64": b64, "content_type": ex.header.Get("Content-Type"), "size": len(ex.body)}, nil, nil
+}
+
+// cutText is the truncation of text that was cut, or nil.
+func cutText(cut bool) *truncation {
+	if cut {
+		return &truncation{Chars: true}
+	}
+	return nil
+}
+
+// isJSON reports whether a media type is JSON.
+func isJSON(media string) bool {
+	return media == "application/json" || strings.HasSuffix(media, "+json")
+}
+
+// boundJSON cuts rewritten JSON to maxChars bytes: a top-level array keeps as
+// many whole elements as fit; anything else becomes a prefix of its text.
+func boundJSON(out []byte, total int, ends []int, maxChars int) (any, *truncation) {
+	var t *truncation
+	if total > len(ends) {
+		t = &truncation{ItemsKept: len(ends), ItemsTotal: total}
+	}
+	if len(out) <= maxChars {
+		return json.RawMessage(out), t
+	}
+	if ends != nil {
+		k, _ := slices.BinarySearch(ends, maxChars) // elements whose text and ']' fit
+		if k > 0 {
+			return json.RawMessage(append(out[:ends[k-1]:ends[k-1]], ']')), &truncation{ItemsKept: k, ItemsTotal: total}
+		}
+	}
+	return fitString(string(out), maxChars), &truncation{Chars: true, ItemsTotal: total}
+}
+
+// json rewrites valid JSON text: every member name and string value goes
+// through str, secret members are masked whole, and a top-level array keeps
+// at most maxItems elements, and none once maxChars bytes are written. It
+// returns the text, the number of top-level elements, the output offset after
+// each element kept (nil for a non-array), and false for JSON nested deeper
+// than maxJSONDepth, which it never walks.
+func (sc *scrubber) json(src []byte, maxItems, maxChars int) ([]byte, int, []int, bool) {
+	out := make([]byte, 0, min(len(src), maxChars)+16)
+	i := skipSpace(src, 0)
+	if src[i] != '[' {
+		out, ok := sc.value(out, src[i:], maxJSONDepth)
+		return out, 0, nil, ok
+	}
+	out = append(out, '[')
+	ends := []int{}
+	total := 0
+	for i = skipSpace(src, i+1); src[i] != ']'; {
+		end, _ := skipValue(src, i)
+		if total++; total <= maxItems && len(out) <= maxChars {
+			if len(ends) > 0 {
+				out = append(out, ',')
+			}
+			var ok bool
+			if out, ok = sc.value(out, src[i:end], maxJSONDepth-1); !ok {
+				return nil, 0, nil, false
+			}
+			ends = append(ends, len(out))
+		}
+		if i = skipSpace(src, end); src[i] == ',' {
+			i = skipSpace(src, i+1)
+		}
+	}
+	return append(out, ']'), total, ends, true
+}
+
+// value rewrites one valid JSON value of at most maxDepth levels; deeper
+// values make it stop and return false. File content in base64 (fileFields)
+// becomes text where its bytes are UTF-8.
+func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
+	var inObject [maxJSONDepth + 1]bool
+	var objStart [maxJSONDepth + 1]int
+	var enc [maxJSONDepth + 1]int // per object: output offset of its "encoding" value + 1, or -1 once it is to become "text"
+	depth, wantKey, isValue, key, keyOut := 0, false, false, "", 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '{', '[':
+			if depth++; depth > maxDepth {
+				return out, false
+			}
+			inObject[depth], objStart[depth], wantKey, isValue, enc[depth] = c == '{', i, c == '{', false, 0
+			out = append(out, c)
+		case '}', ']':
+			depth--
+			out = append(out, c)
+		case ',':
+			wantKey = inObject[depth]
+			out = append(out, c)
+		case ':':
+			isValue = true
+			out = append(out, c)
+		case '"':
+			end, _ := skipValue(b, i)
+			if isValue && (key == "content" || key == "content_base64" || key == "encoding") {
+				var done bool
+				if out, done = sc.fileMember(out, key, b[i:end], b[objStart[depth]:], &enc[depth], keyOut); done {
+					wantKey, isValue, i = false, false, end-1
+					continue
+				}
+			}
+			s, _ := decodeString(b[i:end])
+			switch {
+			case wantKey:
+				key, _ = stripHidden(s)
+				keyOut = len(out)
+			case isValue && sc.mask && s != "":
+				if rule := secretMember(key, b[objStart[depth]:]); rule != "" {
+					sc.note(rule)
+					out = append(out, `"`+maskedMarker+`"`...)
+					wantKey, isValue, i = false, false, end-1
+					continue
+				}
+			}
+			if ns := sc.str(s); ns != s {
+				out = appendString(out, ns)
+			} else {
+				out = append(out, b[i:end]...)
+			}
+			wantKey, isValue, i = false, false, end-1
+		default:
+			if c > ' ' {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, true
+}
+
+// fileField is a member of Gitea's answers that carries file bytes in
+// base64, found from the response definitions of the OpenAPI document. The
+// object is told apart by members it has (with "encoding" saying "base64").
+type fileField struct {
+	definition, member string
+	has                []string // members the object has
+	example, want      string   // an answer holding it, and as it is delivered
+}
+
+// fileFields are where Gitea 1.26.0 answers carry file bytes in base64, in
+// the order they are tried. ContentsResponse is the answer of repoGetContents,
+// each element of repoGetFileContents(Post) and repoGetContentsList, the
+// "content" of the FileResponse of repoCreateFile, repoUpdateFile and
+// repoApplyDiffPatch, and each of the "files" of repoChangeFiles'
+// FilesResponse. GitBlobResponse is GetBlob's answer; WikiPage that of
+// repoGetWikiPage, repoCreateWikiPage and repoEditWikiPage.
+var fileFields = []fileField{{
+	definition: "ContentsResponse", member: "content", has: []string{"type", "encoding"},
+	example: `{"name":"a.txt","type":"file","encoding":"base64","content":"aGkK","sha":"x"}`,
+	want:    `{"name":"a.txt","type":"file","encoding":"text","content":"hi\n","sha":"x"}`,
+}, {
+	definition: "GitBlobResponse", member: "content", has: []string{"encoding"},
+	example: `{"content":"aGkK","encoding":"base64","sha":"x","size":3}`,
+	want:    `{"content":"hi\n","encoding":"text","sha":"x","size":3}`,
+}, {
+	definition: "WikiPage", member: "content_base64",
+	example: `{"title":"Home","content_base64":"aGkK","commit_count":1}`,
+	want:    `{"title":"Home","content":"hi\n","encoding":"text","commit_count":1}`,
+}}
+
+// fileMember writes the string member key: lit (a JSON string literal) of
+// the object obj if it is file content or its encoding, and reports whether
+// it did. Content whose
+// bytes are UTF-8 becomes file text, and its encoding "text"; other bytes stay
+// base64, redacted and masked, up to MAX_BINARY_BYTES, and null beyond. enc
+// is the object's state (see value); keyOut where the member's name starts in
+// out.
+func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int, keyOut int) ([]byte, bool) {
+	if key == "encoding" {
+		if *enc == -1 && string(lit) == `"base64"` {
+			return append(out, `"text"`...), true
+		}
+		*enc = len(out) + 1
+		return out, false
+	}
+	f := matchFileField(key, obj)
+	if f == nil {
+		return out, false
+	}
+	b64 := lit[1 : len(lit)-1]
+	if bytes.IndexByte(b64, '\\') >= 0 { // escaped: decoded first
+		s, _ := decodeString(lit)
+		b64 = []byte(s)
+	}
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode(raw, b64)
+	if err != nil {
+		return out, false
+	}
+	raw = raw[:n]
+	if sc.files == nil {
+		sc.files = &fileReport{}
+	}
+	switch {
+	case utf8.Valid(raw):
+		sc.files.Text++
+		if name := f.definition + "." + f.member; !slices.Contains(sc.files.Decoded, name) {
+			sc.files.Decoded = append(sc.files.Decoded, name)
+		}
+		text := sc.file(string(raw))
+		const b64 = `"base64"`
+		if f.member == "content_base64" {
+			out = append(out[:keyOut], `"content":`...)
+		} else if at := *enc - 1; at >= 0 && len(out) >= at+len(b64) && string(out[at:at+len(b64)]) == b64 {
+			out = append(out[:at], append([]byte(`"text"`), out[at+len(b64):]...)...)
+		} else {
+			*enc = -1
+		}
+		start, fits := len(out), sc.fileMax == 0 || len(text)+2 <= sc.fileMax // unless escapes make it longer
+		if fits {
+			out = appendString(out, text)
+		}
+		if sc.fileMax > 0 && (!fits || len(out)-start > sc.fileMax) {
+			cut := fitString(text, sc.fileMax)
+			out = appendString(out[:start], cut)
+			if len(cut) < len(text) {
+				sc.fileCut++
+			}
+		}
+		if f.member == "content_base64" {
+			out = append(out, `,"encoding":"text"`...)
+		}
+		return out, true
+	case len(raw) > sc.maxBinary:
+		sc.files.Omitted++
+		return append(out, "null"...), true
+	}
+	sc.files.Binary++
+	if b := sc.binary(raw); &b[0] != &raw[0] {
+		return appendString(out, base64.StdEncoding.EncodeToString(b)), true
+	}
+	return append(out, lit...), true
+}
+
+// matchFileField returns the row of fileFields for the member key of the
+// object obj, or nil.
+func matchFileField(key string, obj []byte) *fileField {
+	members := map[string]string{}
+	for i := skipSpace(obj, 1); i < len(obj) && obj[i] == '"'; {
+		end, _ := skipValue(obj, i)
+		name, _ := decodeString(obj[i:end])
+		i = skipSpace(obj, end) + 1 // past ':'
+		i = skipSpace(obj, i)
+		vend, _ := skipValue(obj, i)
+		if vend-i < 64 { // the values looked at are short; a long one only counts as there
+			members[name] = string(obj[i:vend])
+		} else {
+			members[name] = ""
+		}
+		if i = skipSpace(obj, vend); i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	for k := range fileFields {
+		f := &fileFields[k]
+		ok := f.member == key
+		for _, h := range f.has {
+			v, found := members[h]
+			ok = ok && found && (h != "encoding" || v == `"base64"`)
+		}
+		if ok {
+			return f
+		}
+	}
+	return nil
+}
+
+// secretMember returns the rule that masks a string member named key whole,
+// or "": a secret field (a webhook's authorization_header), or the sha1 of an
+// access token object (one that also has token_last_eight or scopes; a
+// package file's sha1 is left alone). obj starts at the enclosing object.
+func secretMember(key string, obj []byte) string {
+	if key == "sha1" {
+		end, _ := skipValue(obj, 0)
+		if bytes.Contains(obj[:end], []byte(`"token_last_eight":`)) || bytes.Contains(obj[:end], []byte(`"scopes":`)) {
+			return "gitea_token_sha1"
+		}
+	}
+	if secretFields[strings.ToLower(key)] {
+		return "secret_field"
+	}
+	return ""
+}
+
+// appendString appends s as a JSON string, copying runs of bytes that need
+// no escape whole.
+func appendString(out []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	out = append(out, '"')
+	at := 0 // s[:at] is written
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[at:i]...)
+		at = i + 1
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\t':
+			out = append(out, '\\', 't')
+		case '\r':
+			out = append(out, '\\', 'r')
+		default:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+	}
+	return append(append(out, s[at:]...), '"')
+}
+
+// maxJSONDepth is the deepest JSON from Gitea that is walked; deeper JSON is
+// returned as text.
+const maxJSONDepth = 100
+
+// members splits a JSON object into its members without decoding their
+// values: each value is the raw bytes of one JSON value, checked when it is
+// decoded. Duplicate keys keep the last value, as encoding/json does.
+func members(b []byte) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	return out, eachMember(b, func(key string, v []byte) bool { out[key] = v; return true })
+}
+
+// eachMember calls fn with each member of the JSON object b, in order, until
+// fn returns false; the members after that are not looked at.
+func eachMember(b []byte, fn func(key string, v []byte) bool) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return fmt.Errorf("offset %d: want a member name", i)
+		}
+		end, err := skipValue(b, i)
+		if err != nil {
+			return err
+		}
+		key, err := decodeString(b[i:end])
+		if err != nil {
+			return fmt.Errorf("offset %d: %w", i, err)
+		}
+		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
+			return fmt.Errorf("offset %d: want ':'", i)
+		}
+		i = skipSpace(b, i+1)
+		if end, err = skipValue(b, i); err != nil {
+			return err
+		} else if end == i {
+			return fmt.Errorf("offset %d: want a value", i)
+		}
+		if !fn(key, b[i:end]) {
+			return nil
+		}
+		switch i = skipSpace(b, end); {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == '}' && skipSpace(b, i+1) == len(b):
+			return nil
+		default:
+			return fmt.Errorf("offset %d: want ',' or a final '}'", i)
+		}
+	}
+}
+
+// skipValue returns the offset just past the JSON value that starts at b[i].
+// It follows strings and nesting only; the value's content is checked when it
+// is decoded.
+func skipValue(b []byte, i int) (int, error) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			for {
+				k := bytes.IndexByte(b[j+1:], '"')
+				if k < 0 {
+					return 0, fmt.Errorf("offset %d: unterminated string", i)
+				}
+				j += k + 1
+				n := 0 // backslashes before the quote
+				for b[j-1-n] == '\\' {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j, nil
+			}
+			depth--
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return j, nil
+			}
+			continue
+		default:
+			continue
+		}
+		if depth == 0 {
+			return j + 1, nil
+		}
+	}
+	if depth > 0 || i >= len(b) {
+		return 0, fmt.Errorf("offset %d: unexpected end of JSON", i)
+	}
+	return len(b), nil
+}
+
+// decodeString decodes a JSON string. Strings without escapes are copied;
+// escapes are decoded here, and anything unusual goes to encoding/json.
+func decodeString(b []byte) (string, error) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' || !utf8.Valid(b) {
+		return decodeStringJSON(b)
+	}
+	s := b[1 : len(b)-1]
+	i := bytes.IndexByte(s, '\\')
+	if i < 0 {
+		return string(s), nil
+	}
+	out := append(make([]byte, 0, len(s)), s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' {
+			return decodeStringJSON(b)
+		}
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i+1 >= len(s) {
+			return decodeStringJSON(b)
+		}
+		i++
+		switch s[i] {
+		case '"', '\\', '/':
+			out = append(out, s[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(s, i+1)
+			if !ok {
+				return decodeStringJSON(b)
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := hex4(s, i+3)
+				if ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && utf16.DecodeRune(r, r2) != utf8.RuneError {
+					r, i = utf16.DecodeRune(r, r2), i+6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return decodeStringJSON(b)
+		}
+	}
+	return string(out), nil
+}
+
+// hex4 reads the four hex digits of a \u escape at s[i:].
+func hex4(s []byte, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// decodeStringJSON decodes a JSON string with encoding/json.
+func decodeStringJSON(b []byte) (string, error) {
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
+}
+
+// skipSpace returns the offset of the first non-space byte at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
