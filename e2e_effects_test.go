@@ -135,10 +135,15 @@ func TestE2ERepositoryAllowlist(t *testing.T) {
 		}
 	}
 
-	// A migration into the list whose source is a repository of this Gitea outside it.
-	wantDenied(t, c, "repoMigrate", "POST", "/repos/migrate", map[string]any{"body": map[string]any{
-		"clone_addr": g.URL + "/" + secret + ".git", "repo_owner": owner, "repo_name": name, "auth_token": "x"}},
-		"gitea.repo.create", `repoMigrate reads "`+secret+`" on this Gitea, outside the repositories of demo-only`)
+	// A migration into the list whose source is a repository of this Gitea
+	// outside it, under any spelling of Gitea's host (the policy compared the
+	// host name only, so localhost or [::ffff:127.0.0.1] went unjudged).
+	port := g.URL[strings.LastIndex(g.URL, ":"):]
+	for _, base := range []string{g.URL, "http://localhost" + port, "http://LOCALHOST." + port, "http://[::ffff:127.0.0.1]" + port, "http://127.1" + port, "http://0.0.0.0" + port} {
+		wantDenied(t, c, "repoMigrate", "POST", "/repos/migrate", map[string]any{"body": map[string]any{
+			"clone_addr": base + "/" + secret + ".git", "repo_owner": owner, "repo_name": name, "auth_token": "x"}},
+			"gitea.repo.create", `repoMigrate reads "`+secret+`" on this Gitea (or a host that cannot be told apart from it), outside the repositories of demo-only`)
+	}
 
 	// bob's fork, a branch in it and a pull request from it into the fixture repository.
 	fork := "bob/" + name + "-fork"

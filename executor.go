@@ -309,8 +309,8 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			return "", fmt.Sprintf("repoMigrate: clone_addr %q is not a URL with a host, so %s cannot tell which repository it reads", src, p.Name)
 		}
 		owner, name, _ := strings.Cut(strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git"), "/")
-		if strings.EqualFold(u.Hostname(), x.cfg.url.Hostname()) && !p.allowsRepo(owner, name) {
-			return "", fmt.Sprintf("repoMigrate reads %q on this Gitea, outside the repositories of %s", owner+"/"+name, p.Name)
+		if !p.allowsRepo(owner, name) && x.maybeSelf(ctx, u.Hostname()) {
+			return "", fmt.Sprintf("repoMigrate reads %q on this Gitea (or a host that cannot be told apart from it), outside the repositories of %s", owner+"/"+name, p.Name)
 		}
 	}
 	repo := params["owner"] + "/" + params["repo"]
@@ -376,6 +376,29 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	}
 	_, why := p.allows(permMerge)
 	return permMerge, fmt.Sprintf("%s lands on %q, the default branch of %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, repo, why)
+}
+
+// maybeSelf reports whether host may be this Gitea's host: the same name (in
+// any case, with or without a trailing dot), an address Gitea's name resolves
+// to, a loopback, private or unspecified address, or a name that does not
+// resolve (fail closed).
+func (x *executor) maybeSelf(ctx context.Context, host string) bool {
+	own := x.cfg.url.Hostname()
+	if strings.EqualFold(strings.TrimSuffix(host, "."), strings.TrimSuffix(own, ".")) {
+		return true
+	}
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	owns, err2 := net.DefaultResolver.LookupIPAddr(ctx, own)
+	if err != nil || err2 != nil {
+		return true
+	}
+	for _, ip := range ips {
+		if ip.IP.IsLoopback() || ip.IP.IsPrivate() || ip.IP.IsUnspecified() || ip.IP.IsLinkLocalUnicast() ||
+			slices.ContainsFunc(owns, func(o net.IPAddr) bool { return o.IP.Equal(ip.IP) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // live reads the current state of an object from Gitea for a policy check,
