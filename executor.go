@@ -268,7 +268,11 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		if !x.live(ctx, "issueGetIssue", params, &issue) {
 			d.Allowed, d.Reason = false, "cannot read the issue to tell whether it is a pull request; refusing to edit it"
 		} else if issue.PullRequest != nil {
-			d.RequiredPermission = map[bool]string{true: "gitea.pr.close", false: "gitea.pr.create"}[d.RequiredPermission == "gitea.issue.close"]
+			if d.RequiredPermission == "gitea.issue.close" {
+				d.RequiredPermission = "gitea.pr.close"
+			} else {
+				d.RequiredPermission = "gitea.pr.create"
+			}
 			d.Allowed, d.Reason = prof.allows(d.RequiredPermission)
 		}
 	}

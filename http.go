@@ -317,12 +317,6 @@ func (p *httpPeek) id() json.RawMessage {
 	return json.RawMessage("null")
 }
 
-// unsupportedVersion is the error for a protocol version the server lacks.
-func unsupportedVersion(v string) *rpcError {
-	return &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", v),
-		Data: map[string]any{"supported": supportedVersions, "requested": v}}
-}
-
 // post serves one message (or a 2025-03-26 batch) and answers with its
 // response, or 202 when there is none. A request beyond the bound on
 // requests in flight is refused at once with 503 and "server busy". An

@@ -27,7 +27,8 @@ const (
 	defaultToken = "GITEA_TOKEN"
 )
 
-// canonicalOps lists every canonical Gitea operation with the one line README.md shows for it.
+// canonicalOps lists every canonical Gitea operation with the one line README.md shows for it
+// (TestCanonicalOpsREADME checks the table).
 // gitea-owner is allowed all of them; there is no wildcard spelling (`gitea.*` is unknown).
 var canonicalOps = []struct{ name, doc string }{
 	{"gitea.read", "every GET request: repositories, issues, pull requests, files, identity"},
@@ -514,36 +515,28 @@ var knownGiteaAreas = func() map[string]bool {
 	return m
 }()
 
-// normalizeOperation returns the canonical name of operation name for service.
-// For gitea it accepts canonical names and the alias table only. For another
-// service a single word is namespaced (read -> jenkins.read) and names already
-// prefixed with the service pass through; Gitea aliases never apply there.
-func normalizeOperation(service, name string) (string, error) {
-	if !validWord(service, "-") {
-		return "", fmt.Errorf("operation %q: invalid service %q", name, service)
-	}
-	if service == "gitea" && isCanonical[name] {
+// normalizeOperation returns the canonical Gitea operation that name
+// spells: a canonical name or an entry of the alias table, nothing else. A
+// dotted name of another service (jenkins.read) is not a Gitea operation, and
+// a Gitea name without its prefix (pr.merge) is ambiguous rather than guessed.
+func normalizeOperation(name string) (string, error) {
+	if isCanonical[name] {
 		return name, nil
 	}
 	first, _, dotted := strings.Cut(name, ".")
 	switch {
 	case !validWord(name, ".") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, "."):
 		return "", fmt.Errorf("operation %q: not an operation name", name)
-	case service == "gitea" && operationAliases[name] != "":
+	case operationAliases[name] != "":
 		return operationAliases[name], nil
-	case first == service && dotted:
-		if service == "gitea" && !isCanonical[name] {
-			return "", fmt.Errorf("operation %q: unknown gitea operation", name)
-		}
-		return name, nil
-	case !dotted && service == "gitea":
-		return "", fmt.Errorf("operation %q: unknown gitea operation (not in the alias table)", name)
+	case first == "gitea" && dotted:
+		return "", fmt.Errorf("operation %q: unknown gitea operation", name)
 	case !dotted:
-		return service + "." + name, nil
-	case service == "gitea" && knownGiteaAreas[first] || service != "gitea" && first != "gitea":
-		return "", fmt.Errorf("operation %q: ambiguous; spell it %s.%s or use an alias", name, service, name)
+		return "", fmt.Errorf("operation %q: unknown gitea operation (not in the alias table)", name)
+	case knownGiteaAreas[first]:
+		return "", fmt.Errorf("operation %q: ambiguous; spell it gitea.%s or use an alias", name, name)
 	}
-	return "", fmt.Errorf("operation %q: belongs to service %q, not %q", name, first, service)
+	return "", fmt.Errorf("operation %q: belongs to service %q, not %q", name, first, "gitea")
 }
 
 // validWord reports whether s is non-empty and made of a-z, 0-9, _ and the bytes in extra.
@@ -615,12 +608,12 @@ func (p *profile) compile() error {
 	}
 	p.allowed, p.forbidden = map[string]bool{}, map[string]bool{}
 	for _, name := range p.AllowedOperations {
-		if op, err := normalizeOperation("gitea", name); err == nil { // else it grants nothing
+		if op, err := normalizeOperation(name); err == nil { // else it grants nothing
 			p.allowed[op] = true
 		}
 	}
 	for _, name := range p.ForbiddenOperations {
-		if op, err := normalizeOperation("gitea", name); err == nil {
+		if op, err := normalizeOperation(name); err == nil {
 			p.forbidden[op] = true
 		} else if p.badForbidden == "" {
 			p.badForbidden = name
@@ -670,7 +663,7 @@ func (p *profile) grants(op string) bool {
 func (p *profile) warnings() []string {
 	var w []string
 	for _, name := range p.AllowedOperations {
-		if _, err := normalizeOperation("gitea", name); err != nil {
+		if _, err := normalizeOperation(name); err != nil {
 			w = append(w, fmt.Sprintf("profile %q: allowed entry grants nothing: %v", p.Name, err))
 		}
 	}
@@ -680,7 +673,7 @@ func (p *profile) warnings() []string {
 // allows reports whether p may perform perm (a canonical name or an alias),
 // with a short reason. Forbidden wins over allowed; unknown names are denied.
 func (p *profile) allows(perm string) (bool, string) {
-	op, err := normalizeOperation("gitea", perm)
+	op, err := normalizeOperation(perm)
 	switch {
 	case err != nil:
 		return false, err.Error()
@@ -1108,7 +1101,7 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 // by prAuthor: approving or merging one's own pull request is denied, and so is
 // either when the login or the author is unknown.
 func selfActionDenied(perm, login, prAuthor string) (bool, string) {
-	op, err := normalizeOperation("gitea", perm)
+	op, err := normalizeOperation(perm)
 	if err != nil || op != permApprove && op != permMerge {
 		return false, ""
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,44 +129,35 @@ func TestArgRules(t *testing.T) {
 
 func TestOperationAliases(t *testing.T) {
 	for alias, want := range operationAliases {
-		got, err := normalizeOperation("gitea", alias)
+		got, err := normalizeOperation(alias)
 		if err != nil || got != want || !isCanonical[want] {
-			t.Errorf("normalizeOperation(gitea, %q) = %q, %v; want canonical %q", alias, got, err, want)
-		}
-		if got, err := normalizeOperation("jenkins", alias); err == nil && got != "jenkins."+alias {
-			t.Errorf("gitea alias %q applied to jenkins: %q", alias, got)
+			t.Errorf("normalizeOperation(%q) = %q, %v; want canonical %q", alias, got, err, want)
 		}
 	}
 }
 
 func TestNormalizeOperation(t *testing.T) {
 	tests := []struct {
-		service, name, want, err string
+		name, want, err string
 	}{
-		{"gitea", "gitea.pr.merge", "gitea.pr.merge", ""},
-		{"gitea", "merge", "gitea.pr.merge", ""},
-		{"gitea", "gitea.pr.close", "gitea.pr.close", ""},
-		{"gitea", "close", "", "unknown gitea operation"},
-		{"gitea", "gitea.pr.frobnicate", "", "unknown gitea operation"},
-		{"gitea", "gitea.*", "", "not an operation name"},
-		{"gitea", "issue.create", "", "ambiguous"},
-		{"gitea", "pr.merge", "", "ambiguous"},
-		{"gitea", "jenkins.read", "", `belongs to service "jenkins"`},
-		{"gitea", "Merge", "", "not an operation name"},
-		{"gitea", " merge", "", "not an operation name"},
-		{"gitea", "", "", "not an operation name"},
-		{"gitea", "gitea..read", "", "not an operation name"},
-		{"jenkins", "read", "jenkins.read", ""},
-		{"jenkins", "merge", "jenkins.merge", ""},
-		{"jenkins", "jenkins.build.read", "jenkins.build.read", ""},
-		{"jenkins", "gitea.read", "", `belongs to service "gitea"`},
-		{"jenkins", "build.read", "", "ambiguous"},
-		{"Jenkins", "read", "", "invalid service"},
+		{"gitea.pr.merge", "gitea.pr.merge", ""},
+		{"merge", "gitea.pr.merge", ""},
+		{"gitea.pr.close", "gitea.pr.close", ""},
+		{"close", "", "unknown gitea operation"},
+		{"gitea.pr.frobnicate", "", "unknown gitea operation"},
+		{"gitea.*", "", "not an operation name"},
+		{"issue.create", "", "ambiguous"},
+		{"pr.merge", "", "ambiguous"},
+		{"jenkins.read", "", `belongs to service "jenkins"`},
+		{"Merge", "", "not an operation name"},
+		{" merge", "", "not an operation name"},
+		{"", "", "not an operation name"},
+		{"gitea..read", "", "not an operation name"},
 	}
 	for _, tt := range tests {
-		got, err := normalizeOperation(tt.service, tt.name)
+		got, err := normalizeOperation(tt.name)
 		if got != tt.want || !errContains(err, tt.err) {
-			t.Errorf("normalizeOperation(%q, %q) = %q, %v; want %q, error containing %q", tt.service, tt.name, got, err, tt.want, tt.err)
+			t.Errorf("normalizeOperation(%q) = %q, %v; want %q, error containing %q", tt.name, got, err, tt.want, tt.err)
 		}
 	}
 }
@@ -604,18 +596,15 @@ func TestSelfActionDenied(t *testing.T) {
 
 func FuzzNormalizeOperation(f *testing.F) {
 	for _, s := range []string{"read", "gitea.pr.merge", "issue.create", "jenkins.read", "gitea..x", ".", ""} {
-		f.Add("gitea", s)
-		f.Add("jenkins", s)
+		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, service, name string) {
-		got, err := normalizeOperation(service, name)
+	f.Fuzz(func(t *testing.T, name string) {
+		got, err := normalizeOperation(name)
 		switch {
 		case err != nil && got != "":
-			t.Errorf("normalizeOperation(%q, %q) = %q with error %v", service, name, got, err)
-		case err == nil && service == "gitea" && !isCanonical[got]:
-			t.Errorf("normalizeOperation(gitea, %q) = %q, not canonical", name, got)
-		case err == nil && !strings.HasPrefix(got, service+"."):
-			t.Errorf("normalizeOperation(%q, %q) = %q, not in the service", service, name, got)
+			t.Errorf("normalizeOperation(%q) = %q with error %v", name, got, err)
+		case err == nil && !isCanonical[got]:
+			t.Errorf("normalizeOperation(%q) = %q, not canonical", name, got)
 		}
 	})
 }
@@ -693,4 +682,34 @@ func BenchmarkDecide(b *testing.B) {
 func requiredPermission(op opInfo, args map[string]any) string {
 	perm, _ := resolvePermission(op, args)
 	return perm
+}
+
+// TestCanonicalOpsREADME checks README.md's table of canonical operations
+// against canonicalOps and operationAliases: the same operations in the same
+// order, each with its aliases and canonicalOps' text, so that one text per
+// operation exists and the README cannot drift from it.
+func TestCanonicalOpsREADME(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(readme), "| Operation | Alias | Covers |\n|---|---|---|\n")
+	if !ok {
+		t.Fatal("README.md has no table of canonical operations")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	aliases := map[string][]string{}
+	for alias, op := range operationAliases {
+		aliases[op] = append(aliases[op], "`"+alias+"`")
+	}
+	var want []string
+	for _, op := range canonicalOps {
+		slices.Sort(aliases[op.name])
+		want = append(want, fmt.Sprintf("| `%s` | %s | %s |", op.name, strings.Join(aliases[op.name], ", "), op.doc))
+	}
+	got := strings.Split(strings.ReplaceAll(table, "| | ", "|  | "), "\n")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("README.md's canonical operations differ from canonicalOps and operationAliases: mismatch (-want +got):\n%s", diff)
+	}
 }

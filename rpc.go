@@ -418,8 +418,7 @@ func (sess *session) requestMeta(params json.RawMessage) (reqMeta, *rpcError) {
 	}
 	if v >= modernVersion {
 		if v != modernVersion {
-			return reqMeta{}, &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", v),
-				Data: map[string]any{"supported": supportedVersions, "requested": v}}
+			return reqMeta{}, unsupportedVersion(v)
 		}
 		var caps map[string]any
 		if json.Unmarshal(p.Meta[metaCapabilities], &caps) != nil || caps == nil {
@@ -545,4 +544,10 @@ func (sess *session) log(ctx context.Context, level, text string) {
 	}
 	sess.send(encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
 		"params": map[string]any{"level": level, "logger": "giteamcp", "data": text}}))
+}
+
+// unsupportedVersion is the error for a protocol version the server lacks.
+func unsupportedVersion(v string) *rpcError {
+	return &rpcError{Code: codeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %q", v),
+		Data: map[string]any{"supported": supportedVersions, "requested": v}}
 }
