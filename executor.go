@@ -287,8 +287,10 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 
 // livePR is what the policy reads of a pull request: its author and head.
 type livePR struct {
-	User struct{ Login string } `json:"user"`
-	Head struct {
+	User  struct{ Login string } `json:"user"`
+	Title string                 `json:"title"`
+	Body  string                 `json:"body"`
+	Head  struct {
 		Ref  string `json:"ref"`
 		Repo *struct {
 			FullName      string `json:"full_name"`
@@ -303,7 +305,8 @@ type livePR struct {
 // by the repository's default) needs gitea.branch.delete; updating a pull
 // request writes to its head. The head repository, which the path does not
 // name, must be within the profile's repositories, as must a migration's
-// source on this Gitea and the upstream a fork merges from. It returns the permission and reason of a refusal, or "", "".
+// source on this Gitea and the upstream a fork merges from, and no issue a
+// merged pull request's title or description references may lie outside them. It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		body, _ := args["body"].(map[string]any)
@@ -332,6 +335,9 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	branch, lands := landingBranch(op.ID, args, params)
+	if ref := p.refOutside(pr.Title + "\n" + pr.Body); op.ID == "repoMergePullRequest" && ref != "" {
+		return "", fmt.Sprintf("the pull request's title or description references %q, outside the repositories of %s: Gitea closes it on merge after a closing keyword", ref, p.Name)
+	}
 	writesHead := op.ID == "repoUpdatePullRequest"
 	if op.ID == "repoMergePullRequest" {
 		body, _ := args["body"].(map[string]any)
