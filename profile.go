@@ -100,49 +100,64 @@ type opInfo struct {
 }
 
 // permRule maps operations to the canonical operation they require. The first
-// matching rule wins. A rule matches when its method (if set) matches and the
-// operationId is in ids or the route contains one of routes ("^" anchors a
-// fragment at the start); a rule with neither matches every route.
+// matching rule wins: a rule that matches an operation a later rule also
+// matches says why it comes first (precedes), and TestPermRulesOrder proves
+// every such overlap in the document is stated. A rule matches when its
+// method (if set) matches and the operationId is in ids or the route contains
+// one of routes ("^" anchors a fragment at the start); a rule with neither
+// matches every route.
 type permRule struct {
 	perm     string
 	method   string
 	ids      []string
 	routes   []string
 	examples []string // operationIds this rule must map (TestPermRules)
+	precedes string   // why it sits before the later rules it shadows, naming each (TestPermRulesOrder)
 }
 
 // permRules covers every operation of Gitea 1.26.0's OpenAPI document (TestPermRulesCoverDocument).
 // An operation no rule matches requires nothing that can be granted: it is denied.
 var permRules = []permRule{
-	{perm: "gitea.read", method: "GET", examples: []string{"repoGetPullRequest", "userGetCurrent", "adminGetAllOrgs"}},
+	{perm: "gitea.read", method: "GET", examples: []string{"repoGetPullRequest", "userGetCurrent", "adminGetAllOrgs"},
+		precedes: "every GET is a read whatever its route: before every rule below, which judge writes"},
 	{perm: "gitea.query", ids: []string{"renderMarkdown", "renderMarkdownRaw", "renderMarkup", "repoGetFileContentsPost"},
 		examples: []string{"renderMarkup", "repoGetFileContentsPost"}},
-	{perm: "gitea.admin.system", routes: []string{"/hooks/git/"}, examples: []string{"repoEditGitHook", "repoDeleteGitHook"}},
-	{perm: "gitea.admin.user", routes: []string{"^/admin/users"}, examples: []string{"adminCreateUser", "adminCreatePublicKey", "adminCreateRepo", "adminRenameUser"}},
+	{perm: "gitea.admin.system", routes: []string{"/hooks/git/"}, examples: []string{"repoEditGitHook", "repoDeleteGitHook"},
+		precedes: "repository git hooks are scripts Gitea runs on the server: before gitea.webhook.write, whose /hooks would take them"},
+	{perm: "gitea.admin.user", routes: []string{"^/admin/users"}, examples: []string{"adminCreateUser", "adminCreatePublicKey", "adminCreateRepo", "adminRenameUser"},
+		precedes: "an administrator's acts on users (their keys, organizations, badges) are user administration: before gitea.admin.system's ^/admin/ and gitea.repo.admin's /keys/"},
 	{perm: "gitea.admin.system", routes: []string{"^/admin/"},
-		examples: []string{"adminCronRun", "adminCreateHook", "adminCreateRunnerRegistrationToken", "adminAdoptRepository", "deleteAdminRunner"}},
+		examples: []string{"adminCronRun", "adminCreateHook", "adminCreateRunnerRegistrationToken", "adminAdoptRepository", "deleteAdminRunner"},
+		precedes: "the rest of /admin is site administration, instance runners, their registration tokens and system webhooks included: before gitea.token.create, gitea.webhook.write and gitea.actions.write"},
 	{perm: "gitea.token.create", routes: []string{"/registration-token"},
 		ids:      []string{"userCreateToken", "userCreateOAuth2Application", "userUpdateOAuth2Application", "userCurrentPostKey", "repoCreateKey"},
-		examples: []string{"userCreateToken", "repoCreateRunnerRegistrationToken", "orgCreateRunnerRegistrationToken", "userUpdateOAuth2Application", "repoCreateKey"}},
-	{perm: "gitea.webhook.write", routes: []string{"/hooks"}, examples: []string{"repoCreateHook", "repoTestHook", "orgEditHook", "userDeleteHook"}},
+		examples: []string{"userCreateToken", "repoCreateRunnerRegistrationToken", "orgCreateRunnerRegistrationToken", "userUpdateOAuth2Application", "repoCreateKey"},
+		precedes: "minting a credential is one grant wherever it is minted: before gitea.actions.write (runner registration tokens), gitea.user.settings (OAuth2 applications, a user's runner token) and gitea.org.admin (an organization's runner token)"},
+	{perm: "gitea.webhook.write", routes: []string{"/hooks"}, examples: []string{"repoCreateHook", "repoTestHook", "orgEditHook", "userDeleteHook"},
+		precedes: "webhooks are one grant whoever owns them: before gitea.user.settings (^/user/) and gitea.org.admin (^/orgs)"},
 	{perm: "gitea.actions.write", routes: []string{"/actions/"},
-		examples: []string{"updateRepoSecret", "ActionsDispatchWorkflow", "rerunWorkflowJob", "deleteArtifact", "createOrgVariable", "deleteUserRunner"}},
+		examples: []string{"updateRepoSecret", "ActionsDispatchWorkflow", "rerunWorkflowJob", "deleteArtifact", "createOrgVariable", "deleteUserRunner"},
+		precedes: "Actions secrets, variables and runners are one grant whoever owns them: before gitea.user.settings (^/user/) and gitea.org.admin (^/orgs)"},
 	{perm: "gitea.pr.merge", routes: []string{"/pulls/{index}/merge"}, examples: []string{"repoMergePullRequest", "repoCancelScheduledAutoMerge"}},
 	{perm: "gitea.pr.create", ids: []string{"repoCreatePullRequest"}, routes: []string{"/requested_reviewers"},
 		examples: []string{"repoCreatePullRequest", "repoCreatePullReviewRequests", "repoDeletePullReviewRequests"}},
-	{perm: "gitea.pr.comment", routes: []string{"/pulls/comments/"}, examples: []string{"repoResolvePullReviewComment", "repoUnresolvePullReviewComment"}},
+	{perm: "gitea.pr.comment", routes: []string{"/pulls/comments/"}, examples: []string{"repoResolvePullReviewComment", "repoUnresolvePullReviewComment"},
+		precedes: "resolving a review comment is part of reviewing: before gitea.issue.comment's /comments"},
 	{perm: "gitea.pr.review", ids: []string{"repoDeletePullReview"}, examples: []string{"repoDeletePullReview"}},
 	{perm: "gitea.branch.push", ids: []string{"repoUpdatePullRequest", "repoUpdateBranch", "repoMergeUpstream"},
 		examples: []string{"repoUpdatePullRequest", "repoUpdateBranch", "repoMergeUpstream"}},
 	{perm: "gitea.issue.create", ids: []string{"issueCreateIssue"}, examples: []string{"issueCreateIssue"}},
 	{perm: "gitea.issue.delete", ids: []string{"issueDelete"}, examples: []string{"issueDelete"}},
 	{perm: "gitea.issue.comment", routes: []string{"/comments", "/reactions"},
-		examples: []string{"issueCreateComment", "issueEditComment", "issueDeleteCommentDeprecated", "issueCreateIssueCommentAttachment", "issuePostCommentReaction", "issuePostIssueReaction"}},
-	{perm: "gitea.issue.label", routes: []string{"/issues/{index}/labels"}, examples: []string{"issueAddLabel", "issueReplaceLabels", "issueClearLabels", "issueRemoveLabel"}},
+		examples: []string{"issueCreateComment", "issueEditComment", "issueDeleteCommentDeprecated", "issueCreateIssueCommentAttachment", "issuePostCommentReaction", "issuePostIssueReaction"},
+		precedes: "comments and reactions on an issue are not edits of it: before gitea.issue.edit's /issues/{index}/"},
+	{perm: "gitea.issue.label", routes: []string{"/issues/{index}/labels"}, examples: []string{"issueAddLabel", "issueReplaceLabels", "issueClearLabels", "issueRemoveLabel"},
+		precedes: "an issue's labels are labelling, not editing: before gitea.issue.edit's /issues/{index}/"},
 	{perm: "gitea.issue.manage", routes: []string{"^/repos/{owner}/{repo}/labels", "^/repos/{owner}/{repo}/milestones"},
 		examples: []string{"issueCreateLabel", "issueDeleteLabel", "issueCreateMilestone", "issueEditMilestone"}},
 	{perm: "gitea.issue.edit", routes: []string{"/issues/{index}/"},
-		examples: []string{"issueEditIssueDeadline", "issueCreateIssueAttachment", "issueCreateIssueDependencies", "issueLockIssue", "pinIssue", "issueAddSubscription", "issueAddTime", "issueStartStopWatch"}},
+		examples: []string{"issueEditIssueDeadline", "issueCreateIssueAttachment", "issueCreateIssueDependencies", "issueLockIssue", "pinIssue", "issueAddSubscription", "issueAddTime", "issueStartStopWatch"},
+		precedes: "a subscription to one issue belongs with the issue: before gitea.user.settings' /subscription"},
 	{perm: "gitea.branch.create", ids: []string{"repoCreateBranch"}, examples: []string{"repoCreateBranch"}},
 	{perm: "gitea.branch.delete", ids: []string{"repoDeleteBranch", "repoRenameBranch"}, examples: []string{"repoDeleteBranch", "repoRenameBranch"}},
 	{perm: "gitea.repo.commit", ids: []string{"repoCreateFile", "repoUpdateFile", "repoDeleteFile", "repoChangeFiles", "repoApplyDiffPatch"},
@@ -152,12 +167,15 @@ var permRules = []permRule{
 	{perm: "gitea.repo.status", routes: []string{"/statuses/"}, examples: []string{"repoCreateStatus"}},
 	{perm: "gitea.wiki.write", routes: []string{"/wiki/"}, examples: []string{"repoCreateWikiPage", "repoEditWikiPage", "repoDeleteWikiPage"}},
 	{perm: "gitea.repo.create", ids: []string{"createCurrentUserRepo", "createOrgRepo", "createOrgRepoDeprecated", "repoMigrate", "generateRepo", "createFork"},
-		examples: []string{"createCurrentUserRepo", "createOrgRepo", "createOrgRepoDeprecated", "repoMigrate", "generateRepo", "createFork"}},
+		examples: []string{"createCurrentUserRepo", "createOrgRepo", "createOrgRepoDeprecated", "repoMigrate", "generateRepo", "createFork"},
+		precedes: "creating a repository is one grant whoever owns it: before gitea.user.settings (^/user/) and gitea.org.admin (^/orgs)"},
 	{perm: "gitea.package.write", routes: []string{"^/packages/"}, examples: []string{"deletePackage", "linkPackage", "unlinkPackage"}},
 	{perm: "gitea.user.settings", routes: []string{"^/user/", "/notifications", "/subscription"}, ids: []string{"userDeleteAccessToken"},
-		examples: []string{"updateUserSettings", "userAddEmail", "userCurrentDeleteKey", "userCurrentPutStar", "userDeleteOAuth2Application", "notifyReadList", "notifyReadRepoList", "userCurrentPutSubscription", "userDeleteAccessToken"}},
+		examples: []string{"updateUserSettings", "userAddEmail", "userCurrentDeleteKey", "userCurrentPutStar", "userDeleteOAuth2Application", "notifyReadList", "notifyReadRepoList", "userCurrentPutSubscription", "userDeleteAccessToken"},
+		precedes: "the caller's own keys and avatar are account settings: before gitea.repo.admin's /keys/ and /avatar"},
 	{perm: "gitea.org.admin", routes: []string{"^/orgs", "^/teams/"},
-		examples: []string{"orgCreate", "orgDelete", "orgEditLabel", "orgCreateTeam", "orgAddTeamMember", "orgAddTeamRepository", "organizationBlockUser"}},
+		examples: []string{"orgCreate", "orgDelete", "orgEditLabel", "orgCreateTeam", "orgAddTeamMember", "orgAddTeamRepository", "organizationBlockUser"},
+		precedes: "a team's members and repositories are organization administration: before gitea.repo.admin's /teams/"},
 	{perm: "gitea.repo.admin", routes: []string{"/branch_protections", "/tag_protections", "/collaborators/", "/topics", "/push_mirrors", "/teams/", "/transfer", "/keys/", "/avatar", "/dismissals", "/undismissals"},
 		ids:      []string{"repoEdit", "repoDelete", "repoMirrorSync"},
 		examples: []string{"repoEdit", "repoDelete", "repoMirrorSync", "repoTransfer", "acceptRepoTransfer", "repoCreateBranchProtection", "repoAddCollaborator", "repoUpdateTopics", "repoAddPushMirror", "repoAddTeam", "repoDeleteKey", "repoUpdateAvatar", "repoDismissPullReview", "repoUnDismissPullReview"}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -711,5 +712,47 @@ func TestCanonicalOpsREADME(t *testing.T) {
 	got := strings.Split(strings.ReplaceAll(table, "| | ", "|  | "), "\n")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("README.md's canonical operations differ from canonicalOps and operationAliases: mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestPermRulesOrder proves the order of permRules for every operation of the
+// document: where more than one rule matches an operation, the first one
+// shadows the others, and its precedes names each canonical operation it
+// shadows (or says "every rule below"); a precedes naming one it never
+// shadows, or given where the rule shadows nothing, is stale.
+func TestPermRulesOrder(t *testing.T) {
+	t.Parallel()
+	shadows := make([]map[string][]string, len(permRules)) // rule -> shadowed perm -> operations
+	for _, op := range docOps(t) {
+		first := -1
+		for i := range permRules {
+			switch {
+			case !permRules[i].matches(op):
+			case first < 0:
+				first = i
+			default:
+				if shadows[first] == nil {
+					shadows[first] = map[string][]string{}
+				}
+				shadows[first][permRules[i].perm] = append(shadows[first][permRules[i].perm], op.ID)
+			}
+		}
+	}
+	named := regexp.MustCompile(`gitea\.[a-z_]+(\.[a-z_]+)?`)
+	for i, r := range permRules {
+		all := strings.Contains(r.precedes, "every rule below")
+		for perm, ids := range shadows[i] {
+			if !all && !slices.Contains(named.FindAllString(r.precedes, -1), perm) {
+				t.Errorf("rule %d (%s) shadows %s for %v: its precedes must say why it comes first", i, r.perm, perm, ids)
+			}
+		}
+		if r.precedes != "" && len(shadows[i]) == 0 {
+			t.Errorf("rule %d (%s) shadows no rule: its precedes %q is stale", i, r.perm, r.precedes)
+		}
+		for _, perm := range named.FindAllString(r.precedes, -1) {
+			if shadows[i][perm] == nil {
+				t.Errorf("rule %d (%s): precedes names %s, which it never shadows", i, r.perm, perm)
+			}
+		}
 	}
 }
