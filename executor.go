@@ -236,10 +236,8 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			d.Allowed, d.Reason, d.Infra = false, err.Error(), true
 			return d
 		}
-		if prof != nil {
-			if ok, _ := prof.allows(perm); ok { // nothing is sent for a call denied anyway
-				login = x.whoami(ctx)
-			}
+		if ok, _ := permitted(prof, perm); ok { // nothing is sent for a call denied anyway
+			login = x.whoami(ctx)
 		}
 	}
 	d := decide(prof, login, tool, info, args, params)
@@ -273,7 +271,7 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			} else {
 				d.RequiredPermission = "gitea.pr.create"
 			}
-			d.Allowed, d.Reason = prof.allows(d.RequiredPermission)
+			d.Allowed, d.Reason = permitted(prof, d.RequiredPermission)
 		}
 	}
 	if d.Allowed {
@@ -352,7 +350,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			del = *r.Default
 		}
 		if writesHead = del == true; writesHead {
-			if ok, why := p.allows("gitea.branch.delete"); !ok {
+			if ok, why := permitted(p, "gitea.branch.delete"); !ok {
 				return "gitea.branch.delete", fmt.Sprintf("merging in %q deletes the head branch (the repository's default_delete_branch_after_merge); %s; set delete_branch_after_merge to false", repo, why)
 			}
 		}
@@ -369,7 +367,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			branch, lands, repo = pr.Head.Ref, strings.EqualFold(pr.Head.Ref, pr.Head.Repo.DefaultBranch), head
 		}
 	}
-	if ok, _ := p.allows(permMerge); !lands || ok || p.AllowDefaultBranchWrites {
+	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {
 		return "", ""
 	}
 	if branch == "" || op.ID != "repoUpdatePullRequest" {
@@ -384,7 +382,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 		branch = r.DefaultBranch
 	}
-	_, why := p.allows(permMerge)
+	_, why := permitted(p, permMerge)
 	return permMerge, fmt.Sprintf("%s lands on %q, the default branch of %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, repo, why)
 }
 
@@ -759,10 +757,7 @@ func (e *kindError) Error() string { return e.err.Error() }
 func (x *executor) permits(op *operation) bool {
 	prof, _ := x.active(context.Background())
 	perm, _ := resolvePermission(opInfo{ID: op.ID, Method: op.Method, Route: op.Route}, nil)
-	if prof == nil || perm == "" {
-		return perm == permRead
-	}
-	ok, _ := prof.allows(perm)
+	ok, _ := permitted(prof, perm)
 	return ok
 }
 
@@ -773,14 +768,11 @@ func (x *executor) mayUse(perm string) bool {
 		return true
 	}
 	prof, _ := x.active(context.Background())
-	if prof == nil {
-		return false
-	}
 	perms := []string{perm}
 	if perm == "gitea.pr.review" {
 		perms = []string{"gitea.pr.review", permApprove, "gitea.pr.request_changes", "gitea.pr.comment"}
 	}
-	return slices.ContainsFunc(perms, func(p string) bool { ok, _ := prof.allows(p); return ok })
+	return slices.ContainsFunc(perms, func(p string) bool { ok, _ := permitted(prof, p); return ok })
 }
 
 // giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each

@@ -1084,15 +1084,10 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 	}
 	perm, why := resolvePermission(op, args)
 	d.RequiredPermission = perm
-	switch {
-	case perm == "":
+	if perm == "" {
 		d.Reason = why
-	case p == nil && perm == permRead:
-		d.Allowed, d.Reason = true, "reads need no profile"
-	case p == nil:
-		d.Reason = "no active profile; " + perm + " needs one (set GITEA_MCP_PROFILE)"
-	default:
-		d.Allowed, d.Reason = p.allows(perm)
+	} else {
+		d.Allowed, d.Reason = permitted(p, perm)
 	}
 	if !d.Allowed || p == nil {
 		return d
@@ -1113,6 +1108,21 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 		}
 	}
 	return d
+}
+
+// permitted is the one rule of the policy on a canonical operation (or an
+// alias) perm, which decide, the listing and find (permits, mayUse),
+// eligibility and the task resolver all apply: without a profile only reads
+// are allowed; with one, what the profile allows (forbidden wins, unknown
+// names are denied).
+func permitted(p *profile, perm string) (bool, string) {
+	switch {
+	case p != nil:
+		return p.allows(perm)
+	case perm == permRead:
+		return true, "reads need no profile"
+	}
+	return false, "no active profile; " + perm + " needs one (set GITEA_MCP_PROFILE)"
 }
 
 // selfActionDenied reports whether login may not perform perm on a pull request

@@ -756,3 +756,33 @@ func TestPermRulesOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPermitted pins the one rule every policy question asks: reads without
+// a profile, nothing else without one, and a profile's allowed and forbidden
+// operations (aliases included).
+func TestPermitted(t *testing.T) {
+	t.Parallel()
+	author := &profile{Name: "author", allowed: map[string]bool{permRead: true, "gitea.pr.create": true}, forbidden: map[string]bool{permMerge: true}}
+	tests := []struct {
+		p      *profile
+		perm   string
+		want   bool
+		reason string
+	}{
+		{nil, permRead, true, "reads need no profile"},
+		{nil, "read", false, "no active profile; read needs one"},
+		{nil, permMerge, false, "no active profile; gitea.pr.merge needs one (set GITEA_MCP_PROFILE)"},
+		{nil, "", false, "no active profile"},
+		{author, permRead, true, "gitea.read is allowed by author"},
+		{author, "open_pr", true, "gitea.pr.create is allowed by author"},
+		{author, "merge", false, "gitea.pr.merge is forbidden for author"},
+		{author, "gitea.pr.close", false, "gitea.pr.close is not in the allowed operations of author"},
+		{author, "", false, "not an operation name"},
+	}
+	for _, tt := range tests {
+		got, why := permitted(tt.p, tt.perm)
+		if got != tt.want || !strings.Contains(why, tt.reason) {
+			t.Errorf("permitted(%v, %q) = %v, %q; want %v, reason containing %q", tt.p != nil, tt.perm, got, why, tt.want, tt.reason)
+		}
+	}
+}

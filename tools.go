@@ -700,16 +700,13 @@ func resolveTask(ctx context.Context, s *server, _ *session, args map[string]any
 	prof, _ := s.exec.active(ctx)
 	has := func(p *profile) (bool, string) {
 		for _, op := range ops {
-			if ok, why := p.allows(op); !ok {
+			if ok, why := permitted(p, op); !ok {
 				return false, why
 			}
 		}
 		return true, ""
 	}
-	allowed, why := false, "no active profile"
-	if prof != nil {
-		allowed, why = has(prof)
-	}
+	allowed, why := has(prof)
 	var with []string
 	for _, p := range builtinProfiles() {
 		if ok, _ := has(p); ok {

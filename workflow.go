@@ -112,10 +112,7 @@ func (s *server) eligibility(ctx context.Context, tool, action string, args map[
 	}
 	prof, _ := s.exec.active(ctx)
 	login := s.exec.whoami(ctx)
-	allowed, why := false, "no active profile; set GITEA_MCP_PROFILE"
-	if prof != nil {
-		allowed, why = prof.allows(perm)
-	}
+	allowed, why := permitted(prof, perm)
 	self, selfWhy := selfActionDenied(perm, login, pr.User.Login)
 	mergeable := pr.Mergeable != nil && *pr.Mergeable
 	gates := []gate{
