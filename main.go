@@ -19,8 +19,10 @@
 //	                 check (identity, self-approval, self-merge, effects),
 //	                 encode, send, result pipeline, fault naming, what the
 //	                 profile shows (permits); the audit write is called here
-//	profile.go     * the policy: canonical operations, route rules, profiles
-//	                 and the per-call decision (decide)
+//	policy.go      * the per-call policy decision (decide, permitted): route
+//	                 and body rules, effects, the repository allowlist
+//	profile.go     * profiles: canonical operations and aliases, built-in
+//	                 profiles, loading and selection, what a profile allows
 //	encode.go      * path and query encoding and the raw tool's route matching
 //	envelope.go    * the result envelope and error messages
 //	scrub.go       * the scrubbing walk over JSON answers, and the JSON scanner
