@@ -66,14 +66,14 @@ func serveOAuthOn(t *testing.T, ln net.Listener, env map[string]string) *httpTra
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := loadHTTPConfig(getenv)
+	c, err := loadHTTPConfig(s.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.cfg.oauth.setPublic(ln.Addr().String()); err != nil {
+	tr := s.newHTTPTransport(c)
+	if err := tr.oauth.setPublic(ln.Addr().String()); err != nil {
 		t.Fatal(err)
 	}
-	tr := s.newHTTPTransport(c)
 	ts := httptest.NewUnstartedServer(tr)
 	ts.Listener.Close()
 	ts.Listener = ln

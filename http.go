@@ -62,23 +62,23 @@ type httpConfig struct {
 	inFlight int      // most requests served at once, all sessions together
 }
 
-// loadHTTPConfig reads and checks the HTTP transport's configuration.
-func loadHTTPConfig(getenv func(string) string) (*httpConfig, error) {
+// loadHTTPConfig checks the HTTP transport's settings of cfg.
+func loadHTTPConfig(cfg *config) (*httpConfig, error) {
 	c := &httpConfig{inFlight: maxInFlight}
-	if v := getenv("MCP_HTTP_MAX_IN_FLIGHT"); v != "" {
+	if v := cfg.maxInFlight; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 10000 {
 			return nil, fmt.Errorf("MCP_HTTP_MAX_IN_FLIGHT %q: want a whole number from 1 to 10000", v)
 		}
 		c.inFlight = n
 	}
-	if tok := getenv("MCP_BEARER_TOKEN"); tok != "" {
+	if tok := cfg.bearerToken; tok != "" {
 		if len(tok) < 16 || strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=") != "" {
 			return nil, errors.New("MCP_BEARER_TOKEN: want at least 16 characters of A-Za-z0-9-._~+/=")
 		}
 		c.bearer, c.hash = true, sha256.Sum256([]byte(tok))
 	}
-	for o := range strings.SplitSeq(getenv("MCP_ALLOWED_ORIGINS"), ",") {
+	for o := range strings.SplitSeq(cfg.allowedOrigins, ",") {
 		if o = strings.ToLower(strings.TrimSpace(o)); o == "" {
 			continue
 		}
@@ -172,20 +172,31 @@ type httpTransport struct {
 // newHTTPTransport returns a transport for s with configuration c. The
 // executor's pool of idle connections to Gitea grows to the bound on
 // requests in flight, so that a full load reuses its connections instead of
-// dialing anew (before any request: transports are not changed in use).
+// dialing anew (before any request: transports are not changed in use). In
+// OAuth mode it builds the OAuth server from the configuration's settings.
 func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
 	if gt, ok := s.exec.client.Transport.(*http.Transport); ok && gt.MaxIdleConnsPerHost < c.inFlight {
 		gt.MaxIdleConns, gt.MaxIdleConnsPerHost = c.inFlight, c.inFlight
 	}
-	return &httpTransport{srv: s, cfg: c, oauth: s.cfg.oauth, limit: maxSessions, idle: time.Hour,
+	t := &httpTransport{srv: s, cfg: c, limit: maxSessions, idle: time.Hour,
 		slots: make(chan struct{}, c.inFlight), stop: make(chan struct{}), sessions: map[string]*httpSession{}}
+	if s.cfg.oauth != nil {
+		t.oauth = newOAuthServer(s.cfg.oauth, giteaClient(s.cfg))
+		t.oauth.identify = func(ctx context.Context, token string) string {
+			if s.wait() != nil {
+				return ""
+			}
+			return s.exec.whoami(context.WithValue(ctx, callerKey{}, &caller{token: token, mode: "oauth"}))
+		}
+	}
+	return t
 }
 
 // serveHTTP serves MCP over Streamable HTTP on addr until ctx is cancelled,
 // then stops accepting, lets requests in flight finish for up to 5 seconds,
 // ends the GET streams and returns.
 func (s *server) serveHTTP(ctx context.Context, addr string) error {
-	c, err := loadHTTPConfig(s.getenv)
+	c, err := loadHTTPConfig(s.cfg)
 	if err != nil {
 		return err
 	}
@@ -196,14 +207,15 @@ func (s *server) serveHTTP(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if o := s.cfg.oauth; o != nil {
-		if err := o.setPublic(ln.Addr().String()); err != nil {
+	t := s.newHTTPTransport(c)
+	if t.oauth != nil {
+		if err := t.oauth.setPublic(ln.Addr().String()); err != nil {
 			ln.Close()
 			return err
 		}
 	}
 	fmt.Fprintf(os.Stderr, "giteamcp: serving MCP on http://%s/mcp\n", ln.Addr())
-	return s.newHTTPTransport(c).serve(ctx, ln)
+	return t.serve(ctx, ln)
 }
 
 // serve serves on ln until ctx is cancelled; see serveHTTP.

@@ -30,7 +30,7 @@ func newHTTPTest(tb testing.TB, env map[string]string) (*httptest.Server, *httpT
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c, err := loadHTTPConfig(getenv)
+	c, err := loadHTTPConfig(s.cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -472,7 +472,10 @@ func TestHTTPConfig(t *testing.T) {
 		{map[string]string{"MCP_HTTP_MAX_IN_FLIGHT": "64k"}, "MCP_HTTP_MAX_IN_FLIGHT"},
 	}
 	for _, tt := range tests {
-		_, err := loadHTTPConfig(func(k string) string { return tt.env[k] })
+		cfg, err := loadConfig(func(k string) string { return tt.env[k] })
+		if err == nil {
+			_, err = loadHTTPConfig(cfg)
+		}
 		got := ""
 		if err != nil {
 			got = err.Error()

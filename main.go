@@ -7,7 +7,8 @@
 // request is sent and what of its answer reaches the model, is marked *;
 // README.md's "Threat model" says what it defends against.
 //
-//	main.go          configuration from the environment, start-up, this map
+//	main.go          configuration (loadConfig, the one reader of the
+//	                 environment), start-up, this map
 //	rpc.go           JSON-RPC over stdio: framing, limits, sessions, dispatch
 //	tools.go         the tool catalog, tools/list and tools/call, the one-step
 //	                 and profile tools (whoami, profiles, activation, task
@@ -267,7 +268,8 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-// config is the server's configuration, read once from the environment.
+// config is the server's configuration: loadConfig is the one place that
+// reads the environment, and everything else reads this plain value.
 type config struct {
 	url     *url.URL // nil when GITEA_URL is unset
 	apiBase string   // url + "/api/v1", no trailing slash
@@ -291,8 +293,19 @@ type config struct {
 	revealEndpoints bool
 	fullResults     bool // GITEA_MCP_RESULTS=full
 
-	oauth *oauthServer // OAuth mode (GITEA_OAUTH_CLIENT_ID, oauth.go); nil otherwise
+	profiles *profileConfig    // GITEA_MCP_CONFIG; nil: the built-in profiles
+	tokens   map[string]string // GITEA_TOKEN and each configured profile's token_source_name, by variable
+
+	// -http mode: MCP_BEARER_TOKEN, MCP_ALLOWED_ORIGINS and
+	// MCP_HTTP_MAX_IN_FLIGHT as given, checked by loadHTTPConfig when the HTTP
+	// mode starts; and OAuth mode's settings (GITEA_OAUTH_CLIENT_ID, oauth.go),
+	// nil otherwise, from which the HTTP mode builds the OAuth server.
+	bearerToken, allowedOrigins, maxInFlight string
+	oauth                                    *oauthConfig
 }
+
+// token returns the value of the token variable name, as read at start.
+func (c *config) token(name string) string { return c.tokens[name] }
 
 // maxReadBytes bounds how much of a text or JSON answer is read; a larger
 // answer is an error (payload_too_large), never read whole into memory.
@@ -364,8 +377,27 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	if c.auditKey != nil && c.auditPath == "" {
 		return nil, errors.New("GITEA_AUDIT_KEY: set GITEA_AUDIT_LOG too; there is no audit log to seal")
 	}
-	if c.oauth, err = loadOAuth(getenv, c.url, giteaClient(c)); err != nil {
+	if c.oauth, err = loadOAuth(getenv, c.url); err != nil {
 		return nil, err
+	}
+	c.bearerToken, c.allowedOrigins, c.maxInFlight = getenv("MCP_BEARER_TOKEN"), getenv("MCP_ALLOWED_ORIGINS"), getenv("MCP_HTTP_MAX_IN_FLIGHT")
+	if c.profileFile != "" {
+		if c.profiles, err = loadProfiles(c.profileFile); err != nil {
+			if ierr := infraCheck(c.profileFile, ""); ierr != nil && !os.IsNotExist(err) && !errors.Is(err, os.ErrNotExist) {
+				return nil, ierr // conflict markers: say infra_stop, with the recovery steps
+			}
+			return nil, err
+		}
+	}
+	c.tokens = map[string]string{defaultToken: getenv(defaultToken)}
+	if c.profiles != nil { // every configured profile's token is redacted from every result
+		for _, name := range c.profiles.names {
+			p := c.profiles.profiles[name]
+			c.tokens[p.TokenSourceName] = getenv(p.TokenSourceName)
+			if v := c.tokens[p.TokenSourceName]; v != "" {
+				c.secrets = append(c.secrets, v)
+			}
+		}
 	}
 	return c, nil
 }
@@ -375,7 +407,6 @@ func loadConfig(getenv func(string) string) (*config, error) {
 // initialize never waits for the OpenAPI document.
 type server struct {
 	cfg     *config
-	getenv  func(string) string
 	ready   chan struct{} // closed once cat and exec are set, or loadErr
 	cat     *catalog
 	exec    *executor
@@ -389,21 +420,13 @@ func newServer(getenv func(string) string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{cfg: cfg, srcDir: sourceDir(), client: giteaClient(cfg)}
-	if cfg.profileFile != "" {
-		if x.profiles, err = loadProfiles(cfg.profileFile); err != nil {
-			if ierr := infraCheck(cfg.profileFile, ""); ierr != nil && !os.IsNotExist(err) && !errors.Is(err, os.ErrNotExist) {
-				return nil, ierr // conflict markers: say infra_stop, with the recovery steps
-			}
-			return nil, err
-		}
-	}
+	x := &executor{cfg: cfg, srcDir: sourceDir(), client: giteaClient(cfg), profiles: cfg.profiles}
 	var prof *profile
 	var token string
 	if cfg.oauth != nil {
 		prof, err = oauthProfile(x.profiles, cfg.profileName) // each request brings its user's token
 	} else {
-		prof, token, err = selectProfile(x.profiles, cfg.profileName, getenv)
+		prof, token, err = selectProfile(x.profiles, cfg.profileName, cfg.token)
 	}
 	if err != nil {
 		return nil, err
@@ -412,13 +435,6 @@ func newServer(getenv func(string) string) (*server, error) {
 		return nil, errors.New("the Gitea token contains white space")
 	}
 	x.activate(prof, token)
-	if x.profiles != nil { // every configured profile's token is redacted from every result
-		for _, name := range x.profiles.names {
-			if v := getenv(x.profiles.profiles[name].TokenSourceName); v != "" {
-				cfg.secrets = append(cfg.secrets, v)
-			}
-		}
-	}
 	if prof != nil {
 		for _, w := range prof.warnings() {
 			fmt.Fprintf(os.Stderr, "giteamcp: profile %s: %s\n", prof.Name, w)
@@ -430,15 +446,7 @@ func newServer(getenv func(string) string) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("GITEA_AUDIT_LOG: %w", err)
 	}
-	s := &server{cfg: cfg, getenv: getenv, exec: x, ready: make(chan struct{})}
-	if cfg.oauth != nil {
-		cfg.oauth.identify = func(ctx context.Context, token string) string {
-			if s.wait() != nil {
-				return ""
-			}
-			return x.whoami(context.WithValue(ctx, callerKey{}, &caller{token: token, mode: "oauth"}))
-		}
-	}
+	s := &server{cfg: cfg, exec: x, ready: make(chan struct{})}
 	go s.load()
 	return s, nil
 }

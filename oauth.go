@@ -68,17 +68,24 @@ type oauthServer struct {
 	cop      *http.CrossOriginProtection
 	now      func() time.Time
 	// identify asks Gitea, through the executor, whose a token is ("" if
-	// Gitea does not say); set by newServer.
+	// Gitea does not say); set by newHTTPTransport.
 	identify func(ctx context.Context, token string) string
 
 	mu   sync.Mutex
 	used map[string]int64 // redeemed code id -> its expiry (Unix seconds)
 }
 
+// oauthConfig is OAuth mode's settings, read by loadConfig; the HTTP mode
+// builds the OAuth server from them (newOAuthServer).
+type oauthConfig struct {
+	gitea, browsers, clientID, secret, public string // as in oauthServer
+	key                                       []byte // MCP_OAUTH_KEY, 32 bytes
+}
+
 // loadOAuth reads OAuth mode's settings: nil without GITEA_OAUTH_CLIENT_ID
 // and GITEA_OAUTH_CLIENT_SECRET, an error when they are incomplete,
 // conflict with static bearer or sudo mode, or lack a usable key.
-func loadOAuth(getenv func(string) string, gitea *url.URL, client *http.Client) (*oauthServer, error) {
+func loadOAuth(getenv func(string) string, gitea *url.URL) (*oauthConfig, error) {
 	id, secret := getenv("GITEA_OAUTH_CLIENT_ID"), getenv("GITEA_OAUTH_CLIENT_SECRET")
 	switch {
 	case id == "" && secret == "":
@@ -96,11 +103,7 @@ func loadOAuth(getenv func(string) string, gitea *url.URL, client *http.Client) 
 	if err != nil {
 		return nil, err
 	}
-	block, _ := aes.NewCipher(key) // 32 bytes: AES-256, which GCM accepts
-	aead, _ := cipher.NewGCM(block)
-	o := &oauthServer{gitea: strings.TrimSuffix(gitea.String(), "/"), clientID: id, secret: secret, aead: aead,
-		client: client,
-		cop:    http.NewCrossOriginProtection(), now: time.Now, used: map[string]int64{}}
+	o := &oauthConfig{gitea: strings.TrimSuffix(gitea.String(), "/"), clientID: id, secret: secret, key: key}
 	o.browsers = o.gitea
 	if raw := getenv("GITEA_PUBLIC_URL"); raw != "" {
 		u, err := url.Parse(raw)
@@ -115,6 +118,15 @@ func loadOAuth(getenv func(string) string, gitea *url.URL, client *http.Client) 
 		}
 	}
 	return o, nil
+}
+
+// newOAuthServer builds OAuth mode's server from its settings, with client
+// for its own calls to Gitea.
+func newOAuthServer(c *oauthConfig, client *http.Client) *oauthServer {
+	block, _ := aes.NewCipher(c.key) // 32 bytes: AES-256, which GCM accepts
+	aead, _ := cipher.NewGCM(block)
+	return &oauthServer{gitea: c.gitea, browsers: c.browsers, clientID: c.clientID, secret: c.secret, public: c.public, aead: aead,
+		client: client, cop: http.NewCrossOriginProtection(), now: time.Now, used: map[string]int64{}}
 }
 
 // parseOAuthKey decodes MCP_OAUTH_KEY: 32 bytes as hex or base64 (standard or

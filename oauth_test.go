@@ -48,7 +48,7 @@ func testOAuth(tb testing.TB, key string) *oauthServer {
 	tb.Helper()
 	env := oauthTestEnv("https://gitea.example.com")
 	env["MCP_OAUTH_KEY"] = key
-	o, err := loadOAuth(func(k string) string { return env[k] }, &url.URL{Scheme: "https", Host: "gitea.example.com"}, giteaClient(&config{timeout: time.Second}))
+	o, err := oauthServerOf(func(k string) string { return env[k] })
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestOAuthPublicURL(t *testing.T) {
 	for _, tt := range tests {
 		env := oauthTestEnv("https://gitea.example.com")
 		env["MCP_PUBLIC_URL"] = tt.env
-		o, err := loadOAuth(func(k string) string { return env[k] }, &url.URL{Scheme: "https", Host: "gitea.example.com"}, giteaClient(&config{timeout: time.Second}))
+		o, err := oauthServerOf(func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1194,4 +1194,14 @@ func FuzzOAuthSaid(f *testing.F) {
 			t.Errorf("oauthSaid(%q, %q) = %q carries the secret %q", code, desc, said, secret)
 		}
 	})
+}
+
+// oauthServerOf builds an OAuth server against https://gitea.example.com from
+// the settings getenv gives, as the HTTP mode builds it from the configuration.
+func oauthServerOf(getenv func(string) string) (*oauthServer, error) {
+	c, err := loadOAuth(getenv, &url.URL{Scheme: "https", Host: "gitea.example.com"})
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return newOAuthServer(c, giteaClient(&config{timeout: time.Second})), nil
 }

@@ -138,7 +138,7 @@ func TestGiteaErrorScrubbed(t *testing.T) {
 func TestBearerWholeDigest(t *testing.T) {
 	t.Parallel()
 	const token = "Wh0le-Digest_0123456789abcdef"
-	c, err := loadHTTPConfig(func(k string) string { return map[string]string{"MCP_BEARER_TOKEN": token}[k] })
+	c, err := loadHTTPConfig(&config{bearerToken: token})
 	if err != nil {
 		t.Fatal(err)
 	}

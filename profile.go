@@ -452,9 +452,9 @@ func parseProfiles(data []byte) (*profileConfig, error) {
 // token read from the variable its token_source_name names. An empty name
 // selects no profile (reads only) with the GITEA_TOKEN value, possibly empty.
 // Errors never contain a token value.
-func selectProfile(cfg *profileConfig, name string, getenv func(string) string) (*profile, string, error) {
+func selectProfile(cfg *profileConfig, name string, tokenOf func(string) string) (*profile, string, error) {
 	if name == "" {
-		return nil, getenv(defaultToken), nil
+		return nil, tokenOf(defaultToken), nil
 	}
 	if cfg == nil {
 		var err error
@@ -466,7 +466,7 @@ func selectProfile(cfg *profileConfig, name string, getenv func(string) string) 
 	if p == nil {
 		return nil, "", fmt.Errorf("unknown profile %q (GITEA_MCP_PROFILE); known: %s", name, strings.Join(cfg.names, ", "))
 	}
-	token := getenv(p.TokenSourceName)
+	token := tokenOf(p.TokenSourceName)
 	if token == "" {
 		return nil, "", fmt.Errorf("profile %q: no token: environment variable %s (its token_source_name) is empty or unset", name, p.TokenSourceName)
 	}

@@ -523,7 +523,7 @@ func activateProfileTool(ctx context.Context, s *server, sess *session, args map
 	if !x.switching() {
 		return errorResult("permission_denied", "runtime profile switching is not allowed by this server's configuration; use a server started with the profile you need")
 	}
-	prof, token, err := selectProfile(x.profiles, name, s.getenv)
+	prof, token, err := selectProfile(x.profiles, name, s.cfg.token)
 	if err == nil && strings.ContainsAny(token, " \t\r\n") {
 		err = errors.New("the profile's token contains white space")
 	}
