@@ -198,3 +198,18 @@ func TestCredentialErrorsMasked(t *testing.T) {
 		t.Errorf("want the error masked, got %q (%v)", got, out)
 	}
 }
+
+// TestGatesRefuseCutAnswers shows that a gate never decides on part of an
+// answer: a list of changed files cut by MAX_TOOL_RESPONSE_ITEMS refuses the
+// merge (bad_answer) rather than comparing the files kept.
+func TestGatesRefuseCutAnswers(t *testing.T) {
+	t.Parallel()
+	f := newScriptedGitea(t).user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).
+		json(prPath+"/files", []any{map[string]any{"filename": "a.go"}, map[string]any{"filename": "b.go"}}, []any{})
+	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-merger", "MAX_TOOL_RESPONSE_ITEMS", "1")
+	out, isErr := fakeCall(t, t.Context(), s, "gitea_merge_pr", map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+		"head_sha": headSHA, "confirm": "MERGE PR 1", "expected_changed_files": []any{"a.go"}})
+	if kind := str0(get(out, "error.kind")); !isErr || kind != "bad_answer" || len(f.writes()) != 0 {
+		t.Errorf("want bad_answer and nothing sent, got %q, writes %v: %v", kind, f.writes(), out)
+	}
+}
