@@ -237,6 +237,7 @@ func TestProfileFlagsDerived(t *testing.T) {
 // default, the pull request's head repository), the write is refused and
 // nothing is sent. An httptest server stands in for these faults only.
 func TestLiveEffectsUnreadable(t *testing.T) {
+	t.Parallel()
 	var writes atomic.Int32
 	gitea := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -156,6 +156,7 @@ type faultResult struct {
 // demand: each is an isError result with its own kind and a clear message,
 // and the server answers the next request.
 func TestGiteaFaults(t *testing.T) {
+	t.Parallel()
 	f := newFaultGitea(t)
 	c := startClient(t, "GITEA_URL="+f.URL, "GITEA_TOKEN="+faultToken, "GITEA_TIMEOUT=1s", "GITEA_MCP_PROFILE=gitea-owner",
 		"GITEA_MCP_TOOLS=repoGet,issueCreateIssue")

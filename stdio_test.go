@@ -236,6 +236,7 @@ func TestStdioSignals(t *testing.T) {
 // answer: the server stops reading too once its writes block, and its
 // memory stays bounded; once the client reads, every request is answered.
 func TestStdioClientStopsReading(t *testing.T) {
+	t.Parallel()
 	const n = 3000
 	cmd := exec.Command(serverBinary(t))
 	in, _ := cmd.StdinPipe()
