@@ -323,3 +323,19 @@ func parseLinks(values []string) map[string]*url.URL {
 	}
 	return out
 }
+
+// identity is the envelope's identity of a caller.
+func (c *caller) identity() *identity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := &identity{Mode: c.mode}
+	if c.login != "" {
+		login := c.login
+		id.Login = &login
+	}
+	if c.sudo != "" {
+		sudo := c.sudo
+		id.Sudo = &sudo
+	}
+	return id
+}

@@ -429,22 +429,6 @@ func (x *executor) record(ctx context.Context, d decision, prof *profile, c *cal
 	x.audited(ctx, auditEntryFor(d, prof, c.sudo, method, path, status))
 }
 
-// identity is the envelope's identity of a caller.
-func (c *caller) identity() *identity {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := &identity{Mode: c.mode}
-	if c.login != "" {
-		login := c.login
-		id.Login = &login
-	}
-	if c.sudo != "" {
-		sudo := c.sudo
-		id.Sudo = &sudo
-	}
-	return id
-}
-
 // resolve finds the operation of a request, validates its arguments against
 // the operation's input schema, and splits them into path parameters, query
 // and body. It is the one place every door's arguments are validated (the

@@ -96,13 +96,22 @@ func (c *httpConfig) authorized(r *http.Request) bool {
 	if !c.bearer {
 		return true
 	}
+	tok, ok := bearerToken(r)
+	sum := sha256.Sum256([]byte(tok))
+	return ok && subtle.ConstantTimeCompare(sum[:], c.hash[:]) == 1
+}
+
+// bearerToken returns the token of a request's one Authorization header of
+// scheme Bearer (any case), white space around it removed; false without one,
+// with several, or with another scheme. Words after the token stay in it.
+func bearerToken(r *http.Request) (string, bool) {
 	auth := r.Header.Values("Authorization")
 	if len(auth) != 1 {
-		return false
+		return "", false
 	}
 	scheme, tok, _ := strings.Cut(auth[0], " ")
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(sum[:], c.hash[:]) == 1
+	tok = strings.TrimSpace(tok)
+	return tok, strings.EqualFold(scheme, "Bearer") && tok != ""
 }
 
 // originAllowed reports whether an Origin header value may reach the server:
@@ -660,4 +669,50 @@ func decodeHeaderValue(v string) (string, bool) {
 		return string(b), err == nil
 	}
 	return v, true
+}
+
+// oauthOwnerKey carries, in an OAuth request's context, who the request is:
+// the client and login of its token. An HTTP session serves only its creator.
+type oauthOwnerKey struct{}
+
+// sessionOwner is who a request is ("" outside OAuth mode).
+func sessionOwner(r *http.Request) string {
+	s, _ := r.Context().Value(oauthOwnerKey{}).(string)
+	return s
+}
+
+// authenticate checks a request's credentials: the static bearer token, or in
+// OAuth mode an access token, whose user becomes the request's caller.
+func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
+	if t.oauth == nil {
+		if !t.cfg.authorized(r) {
+			return r, errNoToken
+		}
+		return r, nil
+	}
+	tok, ok := bearerToken(r)
+	if !ok {
+		return r, errNoToken
+	}
+	s, err := t.oauth.open("access", tok)
+	if err != nil {
+		return r, err
+	}
+	if s.Aud != t.oauth.resource() {
+		return r, errAudience
+	}
+	ctx := context.WithValue(r.Context(), callerKey{}, &caller{token: s.Token, mode: "oauth"})
+	return r.WithContext(context.WithValue(ctx, oauthOwnerKey{}, s.Client+" "+s.Login)), nil
+}
+
+// challenge is the WWW-Authenticate value of a 401 (RFC 6750, RFC 9728).
+func (t *httpTransport) challenge(err error) string {
+	if t.oauth == nil {
+		return "Bearer"
+	}
+	c := `Bearer resource_metadata="` + t.oauth.public + `/.well-known/oauth-protected-resource"`
+	if errors.Is(err, errNoToken) {
+		return c
+	}
+	return c + `, error="invalid_token", error_description="access token ` + err.Error() + `"`
 }

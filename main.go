@@ -42,8 +42,10 @@
 //	                 sessions
 //	oauth.go         OAuth mode (-http with GITEA_OAUTH_CLIENT_ID): the
 //	                 authorization server and the sealed tokens
+//	oauthgitea.go    OAuth mode's code exchange and refresh with Gitea, and
+//	                 what Gitea's refusals tell the client
 //
-// A stdio deployment (no -http) never runs http.go or oauth.go.
+// A stdio deployment (no -http) never runs http.go, oauth.go or oauthgitea.go.
 //
 // # Usage
 //
