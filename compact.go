@@ -1,5 +1,12 @@
 package main
 
+// The compact view (README "Results"): a successful JSON answer is projected
+// along its response definition in the OpenAPI document before the result
+// pipeline scrubs and bounds it, so that redaction, masking and the output
+// bounds run on what is delivered. GITEA_MCP_RESULTS=full, or full: true on
+// gitea_call_operation, delivers Gitea's answer whole; workflow tools decode
+// whole answers for their gates.
+
 import (
 	"bytes"
 	"encoding/json"
@@ -7,13 +14,6 @@ import (
 	"slices"
 	"strings"
 )
-
-// The compact view (README "Results"): a successful JSON answer is projected
-// along its response definition in the OpenAPI document before the result
-// pipeline scrubs and bounds it, so that redaction, masking and the output
-// bounds run on what is delivered. GITEA_MCP_RESULTS=full, or full: true on
-// gitea_call_operation, delivers Gitea's answer whole; workflow tools decode
-// whole answers for their gates.
 
 // compactIdentity says what a nested object of a definition shrinks to: the
 // members that identify it. A top-level object (or an element of a top-level

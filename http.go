@@ -1,9 +1,10 @@
 package main
 
-// Streamable HTTP transport (-http; README, "Protocol" and "Running it for a team behind TLS"): the bearer check,
-// allowed origins, sessions and the bound on requests in flight. It runs
-// only with -http: a stdio deployment never reaches this file. It never
-// logs or echoes a bearer token, and refuses before any tool runs.
+// Streamable HTTP transport (-http; README, "Protocol" and "Running it for a
+// team behind TLS"): the bearer check, allowed origins, sessions and the
+// bound on requests in flight. It runs only with -http: a stdio deployment
+// never reaches this file. It never logs or echoes a bearer token, and
+// refuses before any tool runs.
 
 import (
 	"bytes"
