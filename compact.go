@@ -5,7 +5,8 @@ package main
 // pipeline scrubs and bounds it, so that redaction, masking and the output
 // bounds run on what is delivered. GITEA_MCP_RESULTS=full, or full: true on
 // gitea_call_operation, delivers Gitea's answer whole; workflow tools decode
-// whole answers for their gates.
+// whole answers for their gates. It decides no access, and an answer it
+// cannot project is left whole for the pipeline to scrub and bound.
 
 import (
 	"bytes"
