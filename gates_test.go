@@ -346,3 +346,37 @@ func TestReconcileGates(t *testing.T) {
 		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"close"}, Sent: closed}},
 	})
 }
+
+// TestWriteFileGates covers gitea_write_file's own reads and gates offline:
+// the current file's SHA is read when none is given (a missing file is
+// created, anything but a file refused, an unreadable one stops the write),
+// and the write itself is judged by the executor like any other.
+func TestWriteFileGates(t *testing.T) {
+	t.Parallel()
+	const ext, contents, repo = "/repos/alice/demo/contents-ext/a.txt", "/repos/alice/demo/contents/a.txt", "/repos/alice/demo"
+	args := func(kv ...any) map[string]any {
+		return with(map[string]any{"owner": "alice", "repo": "demo", "path": "a.txt", "branch": "dev", "text": "hi", "message": "m"}, kv...)
+	}
+	written := `{"content":{"path":"a.txt","sha":"f1"},"commit":{"sha":"c1"}}`
+	base := func(f *scriptedGitea) *scriptedGitea {
+		return f.user("alice").json(repo, map[string]any{"default_branch": "main", "full_name": "alice/demo"}).
+			on("POST", contents, 201, written).on("PUT", contents, 200, written)
+	}
+	runLiveCases(t, []liveCase{
+		{"new file created", "gitea-author", func(f *scriptedGitea) { base(f) }, "gitea_write_file", args(),
+			liveGot{Sent: []string{"GET " + ext, "GET " + repo, "POST " + contents}}},
+		{"existing file updated with its SHA", "gitea-author", func(f *scriptedGitea) {
+			base(f).json(ext, map[string]any{"file_contents": map[string]any{"sha": "old", "type": "file"}})
+		}, "gitea_write_file", args(), liveGot{Sent: []string{"GET " + ext, "GET " + repo, "PUT " + contents}}},
+		{"SHA given: no read", "gitea-author", func(f *scriptedGitea) { base(f) }, "gitea_write_file", args("sha", "old"),
+			liveGot{Sent: []string{"GET " + repo, "PUT " + contents}}},
+		{"not a file", "gitea-author", func(f *scriptedGitea) {
+			base(f).json(ext, map[string]any{"file_contents": map[string]any{"sha": "d", "type": "dir"}})
+		}, "gitea_write_file", args(), liveGot{IsError: true, Kind: "invalid_arguments", Sent: []string{"GET " + ext}}},
+		{"file unreadable", "gitea-author", func(f *scriptedGitea) { base(f).on("GET", ext, 500, `{"message":"boom"}`) }, "gitea_write_file", args(),
+			liveGot{IsError: true, Kind: "server_error", Sent: []string{"GET " + ext}}},
+		{"profile without commit", "gitea-reviewer", func(f *scriptedGitea) { base(f) }, "gitea_write_file", args(),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.commit", Reason: reasonOf(t, "gitea-reviewer", "gitea.repo.commit"),
+				Sent: []string{"GET " + ext}}},
+	})
+}
