@@ -144,6 +144,7 @@ const (
 // $SID (a 2025-11-25 session), $OLD (2025-03-26) and $ENDED (a deleted
 // session) are replaced by live session ids.
 func TestHTTPStatus(t *testing.T) {
+	t.Parallel()
 	ts, _ := newHTTPTest(t, nil)
 	tools := `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`
 	modernHdr := func(method string) []string { return []string{hdrVersion, modernVersion, hdrMethod, method} }

@@ -424,6 +424,7 @@ func TestOAuthSessionOwner(t *testing.T) {
 }
 
 func TestOAuthRegister(t *testing.T) {
+	t.Parallel()
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	uris := func(us ...string) string {
 		b, _ := json.Marshal(map[string]any{"client_name": "c", "redirect_uris": us})
