@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Header names of MCP's Streamable HTTP transport.
@@ -305,27 +306,29 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// httpPeek is what routing needs from a POST body.
+// httpPeek is what routing needs from a POST body, and the message itself
+// when it decoded whole, so that the session does not decode it again.
 type httpPeek struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	name   string          // params.name when a string
-	meta   string          // params._meta's protocol version when a string
+	msg     message
+	decoded bool   // msg decoded without error
+	name    string // params.name when a string
+	meta    string // params._meta's protocol version when a string
 }
 
 // peek decodes what routing needs from a message and reports whether it is
 // one JSON value; wrong types are the JSON-RPC layer's to report.
 func peek(body []byte) (*httpPeek, bool) {
 	p := &httpPeek{}
-	if _, syntax := errors.AsType[*json.SyntaxError](json.Unmarshal(body, p)); syntax {
+	err := json.Unmarshal(body, &p.msg)
+	if _, syntax := errors.AsType[*json.SyntaxError](err); syntax {
 		return nil, false
 	}
+	p.decoded = err == nil
 	var params struct {
 		Name json.RawMessage            `json:"name"`
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
-	_ = json.Unmarshal(p.Params, &params)
+	_ = json.Unmarshal(p.msg.Params, &params)
 	_ = json.Unmarshal(params.Name, &p.name)
 	_ = json.Unmarshal(params.Meta[metaVersion], &p.meta)
 	return p, true
@@ -333,10 +336,20 @@ func peek(body []byte) (*httpPeek, bool) {
 
 // id returns the request's id for an error answer: null when absent or invalid.
 func (p *httpPeek) id() json.RawMessage {
-	if p.ID != nil && validID(p.ID) {
-		return p.ID
+	if p.msg.ID != nil && validID(p.msg.ID) {
+		return p.msg.ID
 	}
 	return json.RawMessage("null")
+}
+
+// handle serves body with sess and returns the encoded response: the message
+// peek decoded when it decoded whole from UTF-8, else body itself (a batch,
+// or a message whose errors the JSON-RPC layer reports).
+func (p *httpPeek) handle(ctx context.Context, sess *session, body []byte) []byte {
+	if p.decoded && utf8.Valid(body) {
+		return sess.handleMessage(ctx, &p.msg)
+	}
+	return sess.handleRaw(ctx, body)
 }
 
 // post serves one message (or a 2025-03-26 batch) and answers with its
@@ -373,7 +386,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		httpFail(w, http.StatusBadRequest, nil, errorf(codeParse, "parse error: the body is not one JSON value"))
 		return
 	}
-	if batch || p.ID != nil { // a request; a notification (a cancellation) always gets through
+	if batch || p.msg.ID != nil { // a request; a notification (a cancellation) always gets through
 		select {
 		case t.slots <- struct{}{}:
 			defer func() { <-t.slots }()
@@ -389,12 +402,12 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		t.stateless(w, r, body, p)
 	case v != "" && !slices.Contains(supportedVersions, v):
 		httpFail(w, http.StatusBadRequest, p.id(), unsupportedVersion(v))
-	case !batch && p.Method == "initialize":
-		t.initialize(w, r, body, sid)
+	case !batch && p.msg.Method == "initialize":
+		t.initialize(w, r, body, p, sid)
 	default:
 		if hs := t.session(w, r); hs != nil {
 			defer t.release(hs)
-			reply(w, r, http.StatusOK, hs.handleRaw(r.Context(), body))
+			reply(w, r, http.StatusOK, p.handle(r.Context(), hs.session, body))
 		}
 	}
 }
@@ -413,24 +426,24 @@ func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body [
 	sess := newSession(t.srv, func([]byte) {})
 	var e *rpcError
 	switch {
-	case p.ID != nil && p.meta == "":
+	case p.msg.ID != nil && p.meta == "":
 		e = errorf(codeInvalidParams, "invalid params: missing or invalid _meta %q", metaVersion)
 	case v != meta:
 		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, _meta %q", hdrVersion, v, meta)
 	case meta != modernVersion:
 		e = unsupportedVersion(meta)
-	case p.Method != "" && r.Header.Get(hdrMethod) != p.Method:
-		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, method %q", hdrMethod, r.Header.Get(hdrMethod), p.Method)
-	case p.Method == "tools/call" && (!ok || hname == "" || hname != p.name):
+	case p.msg.Method != "" && r.Header.Get(hdrMethod) != p.msg.Method:
+		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, method %q", hdrMethod, r.Header.Get(hdrMethod), p.msg.Method)
+	case p.msg.Method == "tools/call" && (!ok || hname == "" || hname != p.name):
 		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, params.name %q", hdrName, r.Header.Get(hdrName), p.name)
-	case p.ID != nil:
-		_, e = sess.requestMeta(p.Params)
+	case p.msg.ID != nil:
+		_, e = sess.requestMeta(p.msg.Params)
 	}
 	if e != nil {
 		httpFail(w, http.StatusBadRequest, p.id(), e)
 		return
 	}
-	out := sess.handleRaw(r.Context(), body)
+	out := p.handle(r.Context(), sess, body)
 	var res struct{ Error *rpcError }
 	status := http.StatusOK
 	// The substring test spares decoding large results; the decode decides.
@@ -442,7 +455,7 @@ func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body [
 
 // initialize starts a session with the initialize request in body and
 // returns its id in Mcp-Session-Id; a failed initialize keeps no session.
-func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, body []byte, sid string) {
+func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, body []byte, p *httpPeek, sid string) {
 	if sid != "" {
 		httpFail(w, http.StatusBadRequest, nil, errorf(codeInvalidRequest, "initialize must not carry %s", hdrSession))
 		return
@@ -453,7 +466,7 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, body 
 		return
 	}
 	defer t.release(hs)
-	out := hs.handleRaw(r.Context(), body)
+	out := p.handle(r.Context(), hs.session, body)
 	hs.mu.Lock()
 	ok := hs.version != ""
 	hs.mu.Unlock()

@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,23 +32,33 @@ type loadTarget struct {
 	status      int
 }
 
-// loadResult is one run of concurrent requests: the latency of each and the
-// wall time from the first send to the last answer.
+// loadResult is one run of concurrent requests: the latency of each, the
+// wall time from the first send to the last answer, and the CPU time this
+// process (client and, when it runs here, the MCP server) spent meanwhile.
 type loadResult struct {
-	latency []time.Duration
-	wall    time.Duration
+	latency   []time.Duration
+	wall, cpu time.Duration
 }
 
-// add pools the latencies and wall time of another run.
+// add pools the latencies, wall and CPU time of another run.
 func (r *loadResult) add(o loadResult) {
 	r.latency = append(r.latency, o.latency...)
 	r.wall += o.wall
+	r.cpu += o.cpu
 }
 
-// String reports throughput and the 50th and 99th latency percentiles.
+// String reports throughput, the 50th and 99th latency percentiles and this
+// process's CPU time per request.
 func (r loadResult) String() string {
-	return fmt.Sprintf("%d in %v (%.0f req/s), p50 %v, p99 %v", len(r.latency), r.wall.Round(time.Millisecond),
-		float64(len(r.latency))/r.wall.Seconds(), r.percentile(50), r.percentile(99))
+	return fmt.Sprintf("%d in %v (%.0f req/s), p50 %v, p99 %v, CPU here %v/req", len(r.latency), r.wall.Round(time.Millisecond),
+		float64(len(r.latency))/r.wall.Seconds(), r.percentile(50), r.percentile(99), (r.cpu / time.Duration(len(r.latency))).Round(time.Microsecond))
+}
+
+// processCPU returns the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // percentile returns the nearest-rank p-th percentile of the latencies.
@@ -69,10 +84,10 @@ func loadRun(n, conc int, do func(i int) error) (loadResult, []error) {
 			r.latency[i] = time.Since(t0)
 		})
 	}
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), processCPU()
 	close(start)
 	wg.Wait()
-	r.wall = time.Since(t0)
+	r.wall, r.cpu = time.Since(t0), processCPU()-cpu0
 	return r, slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
@@ -101,15 +116,25 @@ func loadPost(c *http.Client, base string, kv []string, msg any) (int, []byte, e
 // 2025-11-25 session and in the stateless 2026-07-28 form, to a server in
 // this process (so -race covers the transport). Each answer must carry the id
 // of its request and the envelope of the repository that request asked for,
-// and every id must be answered once. It logs throughput and latency next to
-// the same requests sent straight to Gitea.
+// and every id must be answered once. It logs throughput, latency and this
+// process's CPU time per request next to the same calls served in process by
+// a session (stdio's path without its pipe, so the difference is the HTTP
+// transport's) and the same GETs sent straight to Gitea (the difference is
+// the server's whole cost). Answers are checked after each run, so that the
+// figures time what a client waits for, not the test's own decoding.
 func TestE2EHTTPLoad(t *testing.T) {
 	g := needGitea(t)
 	owner, repo := ownerRepo(g)
-	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": g.URL, "GITEA_TOKEN": g.Tokens["alice"], "GITEA_MCP_PROFILE": "gitea-owner",
+	ts, tr := newHTTPTest(t, map[string]string{"GITEA_URL": g.URL, "GITEA_TOKEN": g.Tokens["alice"], "GITEA_MCP_PROFILE": "gitea-owner",
 		"MCP_HTTP_MAX_IN_FLIGHT": fmt.Sprint(loadRequests)}) // all in flight at once: the figures compare throughput, not the bound
 	targets := []loadTarget{{owner, repo, 200}, {owner, "missing-1", 404}, {owner, "missing-2", 404}, {"bob", "missing-3", 404}, {"nobody-4", repo, 404}}
-	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: loadRequests}}
+	var dials atomic.Int64 // connections the test's client opened, to Gitea and to the server
+	dialer := &net.Dialer{}
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: loadRequests,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return dialer.DialContext(ctx, network, addr)
+		}}}
 	defer client.CloseIdleConnections()
 
 	direct := func(i int) error {
@@ -133,11 +158,14 @@ func TestE2EHTTPLoad(t *testing.T) {
 		return nil
 	}
 	sid := httpSessionID(t, ts.URL, "2025-11-25")
+	local := newSession(tr.srv, func([]byte) {}) // a session served in process: stdio's path without its pipe
+	local.handleRaw(t.Context(), []byte(initBody("2025-11-25")))
 	for _, mode := range []string{"session", "stateless"} {
 		t.Run(mode, func(t *testing.T) {
-			var mu sync.Mutex
-			answered := map[string]int{}
-			call := func(i int) error {
+			answers := make([][]byte, loadRequests)
+			// serve sends request i over HTTP, or in process, and keeps the
+			// answer; check reads it after the run.
+			serve := func(i int, inProcess bool) error {
 				tg := targets[i%len(targets)]
 				id := fmt.Sprintf("%s-%d", mode, i)
 				params := map[string]any{"name": "gitea_call_operation",
@@ -147,10 +175,31 @@ func TestE2EHTTPLoad(t *testing.T) {
 					params["_meta"] = map[string]any{metaVersion: modernVersion, metaCapabilities: map[string]any{}}
 					kv = []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "gitea_call_operation"}
 				}
-				status, body, err := loadPost(client, ts.URL, kv, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+				msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+				if inProcess {
+					sess := local
+					if mode == "stateless" {
+						sess = newSession(tr.srv, func([]byte) {})
+					}
+					answers[i] = sess.handleRaw(t.Context(), encode(msg))
+					return nil
+				}
+				status, body, err := loadPost(client, ts.URL, kv, msg)
 				if err != nil {
 					return fmt.Errorf("%s: %w", id, err)
 				}
+				if status != http.StatusOK {
+					return fmt.Errorf("%s: HTTP %d: %.300s", id, status, body)
+				}
+				answers[i] = body
+				return nil
+			}
+			call := func(i int) error { return serve(i, false) }
+			inProcess := func(i int) error { return serve(i, true) }
+			answered := map[string]int{}
+			check := func(i int) error {
+				tg := targets[i%len(targets)]
+				id, body := fmt.Sprintf("%s-%d", mode, i), answers[i]
 				var r struct {
 					ID     string
 					Result struct{ Content []struct{ Text string } }
@@ -160,45 +209,63 @@ func TestE2EHTTPLoad(t *testing.T) {
 					Request struct{ Path string }
 				}
 				if err := json.Unmarshal(body, &r); err != nil || len(r.Result.Content) != 1 || json.Unmarshal([]byte(r.Result.Content[0].Text), &env) != nil {
-					return fmt.Errorf("%s: HTTP %d, bad answer %.300s", id, status, body)
+					return fmt.Errorf("%s: bad answer %.300s", id, body)
 				}
-				mu.Lock()
 				answered[r.ID]++
-				mu.Unlock()
 				want := "/repos/" + tg.owner + "/" + tg.repo
 				if r.ID != id || env.Request.Path != want || env.Status != tg.status {
 					return fmt.Errorf("%s: got the answer of %s for %s (status %d), want %s (status %d)", id, r.ID, env.Request.Path, env.Status, want, tg.status)
 				}
 				return nil
 			}
-			if err := errors.Join(direct(0), call(0)); err != nil { // warm up the connections and the server
+			// run sends the requests of one run through do and checks that
+			// each is answered once, with its own answer.
+			run := func(conc int, do func(int) error) loadResult {
+				clear(answered)
+				clear(answers)
+				r, errs := loadRun(loadRequests, conc, do)
+				for _, err := range errs {
+					t.Error(err)
+				}
+				for i := range loadRequests {
+					if answers[i] != nil {
+						if err := check(i); err != nil {
+							t.Error(err)
+						}
+					}
+					if id := fmt.Sprintf("%s-%d", mode, i); answered[id] != 1 {
+						t.Errorf("%s answered %d times, want once", id, answered[id])
+					}
+				}
+				if len(answered) != loadRequests {
+					t.Errorf("%d distinct ids answered, want %d", len(answered), loadRequests)
+				}
+				return r
+			}
+			if err := errors.Join(direct(0), call(0), check(0)); err != nil { // warm up the connections and the server
 				t.Fatal(err)
 			}
 			for _, conc := range []int{loadRequests, 1} {
-				var got, base loadResult
-				for range loadRounds { // alternating, so that a drift of Gitea's pace hits both
-					clear(answered)
+				var got, inproc, base loadResult
+				dialed := dials.Load()
+				for range loadRounds { // alternating, so that a drift of Gitea's pace hits all three
 					b, errs := loadRun(loadRequests, conc, direct)
 					if len(errs) > 0 {
 						t.Fatalf("direct Gitea: %d of %d failed, first: %v", len(errs), loadRequests, errs[0])
 					}
-					g, errs := loadRun(loadRequests, conc, call)
-					for _, err := range errs {
-						t.Error(err)
-					}
-					for i := range loadRequests {
-						if id := fmt.Sprintf("%s-%d", mode, i); answered[id] != 1 {
-							t.Errorf("%s answered %d times, want once", id, answered[id])
-						}
-					}
-					if len(answered) != loadRequests {
-						t.Errorf("%d distinct ids answered, want %d", len(answered), loadRequests)
-					}
-					got.add(g)
 					base.add(b)
+					inproc.add(run(conc, inProcess))
+					got.add(run(conc, call))
 				}
-				t.Logf("%s, %d at a time, %d rounds: tools/call over HTTP %v | the same GETs straight to Gitea %v | added p50 %v, p99 %v",
-					mode, conc, loadRounds, got, base, got.percentile(50)-base.percentile(50), got.percentile(99)-base.percentile(99))
+				load, _ := os.ReadFile("/proc/loadavg")
+				t.Logf("%s, %d at a time, %d rounds, load average %.14s:\n"+
+					"  tools/call over HTTP %v\n  tools/call in process %v\n  the same GETs straight to Gitea %v\n"+
+					"  HTTP against Gitea: added p50 %v, p99 %v, throughput %.2fx; in process against Gitea: added p50 %v, throughput %.2fx; "+
+					"HTTP against in process: added p50 %v, CPU %v/req; connections opened by the client %d",
+					mode, conc, loadRounds, load, got, inproc, base,
+					got.percentile(50)-base.percentile(50), got.percentile(99)-base.percentile(99), base.wall.Seconds()/got.wall.Seconds(),
+					inproc.percentile(50)-base.percentile(50), base.wall.Seconds()/inproc.wall.Seconds(),
+					got.percentile(50)-inproc.percentile(50), ((got.cpu - inproc.cpu) / time.Duration(len(got.latency))).Round(time.Microsecond), dials.Load()-dialed)
 			}
 		})
 	}

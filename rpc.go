@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -256,7 +257,13 @@ func (sess *session) handleRaw(ctx context.Context, raw []byte) []byte {
 		}
 		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "invalid request: %v", err)})
 	}
-	if res := sess.serve(ctx, &m); res != nil {
+	return sess.handleMessage(ctx, &m)
+}
+
+// handleMessage serves one message that decoded without error from valid
+// UTF-8 and returns the encoded response, or nil when there is none.
+func (sess *session) handleMessage(ctx context.Context, m *message) []byte {
+	if res := sess.serve(ctx, m); res != nil {
 		return encode(res)
 	}
 	return nil
@@ -297,22 +304,15 @@ func (sess *session) handleBatch(ctx context.Context, raw []byte) []byte {
 	return append(append([]byte("["), bytes.Join(out, []byte(","))...), ']')
 }
 
-// validID reports whether a request id is a string or an integer.
+// validID reports whether a request id is a JSON string or an integer that
+// fits in 64 bits. It runs twice for every request, so it decodes nothing.
 func validID(id json.RawMessage) bool {
-	var v any
-	d := json.NewDecoder(bytes.NewReader(id))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
-		return false
+	id = bytes.TrimSpace(id)
+	if len(id) > 0 && id[0] == '"' {
+		return json.Valid(id)
 	}
-	switch v := v.(type) {
-	case string:
-		return true
-	case json.Number:
-		_, err := v.Int64()
-		return err == nil
-	}
-	return false
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil && json.Valid(id)
 }
 
 // serve checks one message and dispatches it. It returns the response, or nil
