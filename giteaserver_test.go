@@ -66,6 +66,7 @@ type giteaInstance struct {
 	Comments   [2]int64         // comment ids: Comments[i] is on Issues[i]
 	Releases   map[string]int64 // release id by tag: "rel/1.0" and "v1.0", both targeting main
 
+	pid  int    // of the web process; 0 when reusing GITEA_TEST_URL
 	stop func() // kills the process and removes its files, or deletes Repo when reusing
 }
 
@@ -263,6 +264,7 @@ func startGitea() (*giteaInstance, error) {
 		return fail(err)
 	}
 	pid.Store(int64(web.Process.Pid))
+	g.pid = web.Process.Pid
 	go func() { waitErr = web.Wait(); close(exited) }()
 	for deadline := time.Now().Add(time.Minute); ; {
 		if resp, err := giteaHTTP.Get(g.URL + "/api/v1/version"); err == nil {
