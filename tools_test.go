@@ -161,7 +161,15 @@ func BenchmarkCallOverhead(b *testing.B) {
 			}
 		}
 	})
-	schema := s.cat.byName["repoCreatePullRequest"].schema
+	// The operation's own schema: whether its tool is listed depends on the profile.
+	op, ok := s.cat.operation("repoCreatePullRequest")
+	if !ok {
+		b.Fatal("repoCreatePullRequest is not in the catalog")
+	}
+	schema, err := op.inputSchema()
+	if err != nil {
+		b.Fatal(err)
+	}
 	args, _ := decodeArgs([]byte(`{"owner":"alice","repo":"demo","body":{"title":"t","head":"feature/x","base":"main","assignees":["bob"],"labels":[1,2]}}`))
 	b.Run("validate", func(b *testing.B) {
 		for b.Loop() {
