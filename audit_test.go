@@ -572,3 +572,34 @@ func TestInfraCheck(t *testing.T) {
 		t.Errorf("missing source directory: infraCheck = %v", err)
 	}
 }
+
+// TestAuditErrorSticky checks that after one failed write the log refuses
+// every later record, even once writing would work again: a chain with a
+// line missing cannot continue safely.
+func TestAuditErrorSticky(t *testing.T) {
+	a, err := openAudit(filepath.Join(t.TempDir(), "audit.log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	if err := a.record(auditEntry{Decision: "denied"}); err != nil {
+		t.Fatal(err)
+	}
+	good := a.f
+	closed, err := os.Create(filepath.Join(t.TempDir(), "closed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	a.f = closed // the next write fails
+	if err := a.record(auditEntry{Decision: "denied"}); err == nil {
+		t.Fatal("a write to a closed file succeeded")
+	}
+	a.f = good // writing would work again
+	if err := a.record(auditEntry{Decision: "allowed"}); !errContains(err, "file already closed") {
+		t.Errorf("record after a failed write = %v, want the first failure again", err)
+	}
+	if data, _ := os.ReadFile(good.Name()); bytes.Count(data, []byte("\n")) != 1 {
+		t.Errorf("the log has %d lines after the failure, want 1:\n%s", bytes.Count(data, []byte("\n")), data)
+	}
+}

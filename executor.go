@@ -664,8 +664,8 @@ func (x *executor) whoami(ctx context.Context) string {
 	var u struct {
 		Login string `json:"login"`
 	}
-	if !x.live(ctx, "userGetCurrent", nil, &u) || u.Login == "" {
-		return ""
+	if !x.live(ctx, "userGetCurrent", nil, &u) {
+		return "" // an empty login is cached as "" too: still unknown
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

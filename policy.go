@@ -453,8 +453,10 @@ func (p *profile) allowsRepo(owner, repo string) bool {
 	if p.repoPats == nil {
 		return true
 	}
+	// An empty name would match a "*" pattern; a name holding "/" matches
+	// none, since path.Match's "*" never matches "/" (TestAllowsRepo).
 	owner, repo = strings.ToLower(owner), strings.ToLower(repo)
-	if owner == "" || repo == "" || strings.Contains(owner+repo, "/") {
+	if owner == "" || repo == "" {
 		return false
 	}
 	for _, pat := range p.repoPats {
