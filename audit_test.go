@@ -132,14 +132,7 @@ func TestVerifyAudit(t *testing.T) {
 		}
 		wrongHead := auditHead{5, strings.Repeat("a", 64)}
 		unkeyed := resealed(edit(4), nil) // the whole chain recomputed without a key, after an edit
-		tests := []struct {
-			name string
-			log  string
-			key  []byte
-			head *auditHead
-			want int
-			err  string
-		}{
+		tests := []verifyCase{
 			{"intact", join(lines...), k, nil, 5, ""},
 			{"intact with its head", join(lines...), k, &head, 5, ""},
 			{"intact, head of an earlier line", join(lines...), k, &auditHead{2, strings.TrimSuffix(lines[1][len(lines[1])-67:], "\"}\n")}, 5, ""},
@@ -161,27 +154,13 @@ func TestVerifyAudit(t *testing.T) {
 			{"too long", join(lines[0], strings.Repeat("x", maxAuditLine+1)+"\n"), k, nil, 1, "line 2: bufio.Scanner: token too long"},
 		}
 		if keyed {
-			tests = append(tests, []struct {
-				name string
-				log  string
-				key  []byte
-				head *auditHead
-				want int
-				err  string
-			}{
+			tests = append(tests, []verifyCase{
 				{"recomputed without the key", join(unkeyed...), k, nil, 0, "line 1: mac does not match: the line was changed, or the log was not written with this GITEA_AUDIT_KEY"},
 				{"another key", join(lines...), other, nil, 0, "line 1: mac does not match"},
 				{"no key", join(lines...), nil, nil, 0, "line 1: mac does not match the sha-256 of the line"},
 			}...)
 		} else {
-			tests = append(tests, []struct {
-				name string
-				log  string
-				key  []byte
-				head *auditHead
-				want int
-				err  string
-			}{
+			tests = append(tests, []verifyCase{
 				// Without a key, a recomputed chain verifies: only the head shows it.
 				{"recomputed, no head", join(unkeyed...), nil, nil, 5, ""},
 				{"with a key", join(lines...), key, nil, 0, "line 1: mac does not match: the line was changed, or the log was not written with this GITEA_AUDIT_KEY"},
@@ -602,4 +581,15 @@ func TestAuditErrorSticky(t *testing.T) {
 	if data, _ := os.ReadFile(good.Name()); bytes.Count(data, []byte("\n")) != 1 {
 		t.Errorf("the log has %d lines after the failure, want 1:\n%s", bytes.Count(data, []byte("\n")), data)
 	}
+}
+
+// verifyCase is one log of TestVerifyAudit: its text, the key and head it is
+// verified with, and the lines and error wanted.
+type verifyCase struct {
+	name string
+	log  string
+	key  []byte
+	head *auditHead
+	want int
+	err  string
 }

@@ -61,16 +61,7 @@ func listenLoopback(t *testing.T) (net.Listener, string) {
 // and returns its transport.
 func serveOAuthOn(t *testing.T, ln net.Listener, env map[string]string) *httpTransport {
 	t.Helper()
-	getenv := func(k string) string { return env[k] }
-	s, err := newServer(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := loadHTTPConfig(s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := s.newHTTPTransport(c)
+	tr := newTestTransport(t, env)
 	if err := tr.oauth.setPublic(ln.Addr().String()); err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,17 @@ import (
 // calls give isError results) behind an httptest server.
 func newHTTPTest(tb testing.TB, env map[string]string) (*httptest.Server, *httpTransport) {
 	tb.Helper()
-	getenv := func(k string) string { return env[k] }
-	s, err := newServer(getenv)
+	t := newTestTransport(tb, env)
+	ts := httptest.NewServer(t)
+	tb.Cleanup(ts.Close)
+	return ts, t
+}
+
+// newTestTransport builds, in this process, the HTTP transport of a server
+// configured by env.
+func newTestTransport(tb testing.TB, env map[string]string) *httpTransport {
+	tb.Helper()
+	s, err := newServer(func(k string) string { return env[k] })
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -34,10 +43,7 @@ func newHTTPTest(tb testing.TB, env map[string]string) (*httptest.Server, *httpT
 	if err != nil {
 		tb.Fatal(err)
 	}
-	t := s.newHTTPTransport(c)
-	ts := httptest.NewServer(t)
-	tb.Cleanup(ts.Close)
-	return ts, t
+	return s.newHTTPTransport(c)
 }
 
 // httpDo sends one request to base+"/mcp". POST defaults to Accept of JSON
