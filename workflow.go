@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -122,7 +123,15 @@ func (s *server) eligibility(ctx context.Context, tool, action string, args map[
 		{"pull request open", pr.State == "open" && !pr.Merged, "state " + pr.State},
 	}
 	if action == "merge" {
-		gates = append(gates, gate{"Gitea reports it mergeable", mergeable, "unknown or false mergeability is a refusal: branch protection, required reviews or conflicts"})
+		seen := "unknown"
+		if pr.Mergeable != nil {
+			seen = strconv.FormatBool(*pr.Mergeable)
+		}
+		detail := "mergeable " + seen
+		if !mergeable {
+			detail += ": unknown or false is a refusal (branch protection, required reviews or conflicts)"
+		}
+		gates = append(gates, gate{"Gitea reports it mergeable", mergeable, detail})
 	}
 	return &pr, gates, nil
 }
@@ -168,8 +177,12 @@ func checkEligibility(ctx context.Context, s *server, _ *session, args map[strin
 	if env != nil {
 		return envelopeResult(env)
 	}
-	return jsonResult(map[string]any{"action": action, "eligible": passed(gates), "gates": gates, "head_sha": pr.Head.SHA,
-		"author": pr.User.Login, "state": pr.State, "mergeable": pr.Mergeable, "hint": hint(s, action)}, false)
+	out := map[string]any{"action": action, "eligible": passed(gates), "gates": gates, "head_sha": pr.Head.SHA,
+		"author": pr.User.Login, "state": pr.State, "mergeable": pr.Mergeable}
+	if !passed(gates) {
+		out["hint"] = hint(s, action) // what would make it possible, only when it is not
+	}
+	return jsonResult(out, false)
 }
 
 // hint says what would make an action possible on this server.
