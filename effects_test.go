@@ -14,7 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// docBodies returns the body properties of every operation of the document, by operationId.
+// docBodies returns the body properties of every operation of the document, by
+// operationId, and under operationId+"?" its arguments beside the body when it
+// has query parameters.
 var docBodies = sync.OnceValues(func() (map[string]map[string]*Schema, error) {
 	ops, err := parseOpenAPI(embeddedOpenAPI)
 	if err != nil {
@@ -28,6 +30,11 @@ var docBodies = sync.OnceValues(func() (map[string]map[string]*Schema, error) {
 		}
 		if body := s.Properties["body"]; body != nil {
 			m[op.ID] = body.Properties
+		}
+		for _, p := range op.params {
+			if p.In == "query" {
+				m[op.ID+"?"] = s.Properties // query parameters sit beside the body
+			}
 		}
 	}
 	return m, nil
@@ -57,11 +64,16 @@ func TestEffectRules(t *testing.T) {
 		}
 		p := allBut(t, r.perm)
 		for _, id := range r.ids {
-			if _, ok := bodies[id][r.field]; !ok {
-				t.Errorf("effect %s: not a body property of %s", r.field, id)
+			_, inBody := bodies[id][r.field]
+			_, inQuery := bodies[id+"?"][r.field]
+			if !inBody && !inQuery {
+				t.Errorf("effect %s: not a body property or query parameter of %s", r.field, id)
 			}
 			for _, ex := range r.examples {
 				args := map[string]any{"body": ex.body}
+				if !inBody {
+					args = ex.body // a query parameter, beside the body
+				}
 				d := decide(p, "root", "t", ops[id], args, nil)
 				if r.matches(id, args) != ex.match || d.Allowed == ex.match || ex.match && d.RequiredPermission != r.perm {
 					t.Errorf("effect %s: %s with %v: matches %v, decision %+v; want match %v", r.field, id, ex.body, r.matches(id, args), d, ex.match)
@@ -401,5 +413,47 @@ func TestRefOutside(t *testing.T) {
 	}
 	if d := decide(allBut(t, ""), "bot", "t", op, map[string]any{"body": map[string]any{"body": "see other/secret#1"}}, params); !d.Allowed {
 		t.Errorf("without repositories: %+v", d)
+	}
+}
+
+// TestQueryEffectEveryDoor checks that a rule on a query parameter holds on
+// every door: repoUpdatePullRequest with style=rebase force-pushes the head
+// branch, so gitea-author (no gitea.branch.delete) is refused and nothing is
+// sent, through gitea_call_operation and through gitea_api_request, whose
+// query reaches the policy beside its body.
+func TestQueryEffectEveryDoor(t *testing.T) {
+	t.Parallel()
+	const update = "/repos/alice/demo/pulls/1/update"
+	f := newScriptedGitea(t).user("bob").
+		json("/repos/alice/demo/pulls/1", map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "bob"},
+			"head": map[string]any{"ref": "topic", "repo": map[string]any{"full_name": "alice/demo"}},
+			"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": "alice/demo"}}}).
+		json("/repos/alice/demo", map[string]any{"full_name": "alice/demo", "default_branch": "main"}).
+		on("POST", "/repos/alice/demo/pulls/1/update", 200, `{}`)
+	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-author")
+	doors := map[string]func(style string) (string, map[string]any){
+		"gitea_call_operation": func(style string) (string, map[string]any) {
+			return "gitea_call_operation", map[string]any{"operation": "repoUpdatePullRequest",
+				"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "style": style}}
+		},
+		"gitea_api_request": func(style string) (string, map[string]any) {
+			return "gitea_api_request", map[string]any{"method": "POST", "path": "/repos/alice/demo/pulls/1/update",
+				"query": map[string]any{"style": style}}
+		},
+	}
+	for name, door := range doors {
+		for _, tc := range []struct {
+			style, perm string
+			sent        bool
+		}{{"rebase", "gitea.branch.delete", false}, {"merge", "", true}} {
+			before := len(f.requests())
+			tool, args := door(tc.style)
+			out, _ := fakeCall(t, t.Context(), s, tool, args)
+			sent := slicesContainsPath(f.requests()[before:], update)
+			perm := str0(get(out, "error.permission_report.required_permission"))
+			if sent != tc.sent || !tc.sent && perm != tc.perm {
+				t.Errorf("%s style=%s: sent %v, required %q; want sent %v, required %q: %v", name, tc.style, sent, perm, tc.sent, tc.perm, out)
+			}
+		}
 	}
 }

@@ -193,7 +193,13 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
 	args := r.args
 	if r.raw {
+		// The policy reads the raw door's arguments as a generated tool's:
+		// its query parameters (only the operation's own are sent) beside
+		// the body, so a rule on a query flag holds on every door.
 		args = map[string]any{"body": r.body}
+		for k, v := range r.query {
+			args[k] = v
+		}
 	}
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
 	d.Action = r.action
