@@ -162,8 +162,12 @@ func TestRawBodyAgainstOperation(t *testing.T) {
 		{"POST", "/admin/hooks", nil, `body: required: missing`},
 		{"POST", "/repos/alice/demo/issues", map[string]any{"title": "t", "Title": "u"}, `body.Title: unknown property; did you mean "title"?`},
 	} {
-		_, _, _, _, err := s.exec.resolve(&request{raw: true, method: tc.method, rawPath: tc.path, body: tc.body})
-		if got := fmt.Sprint(err); got != tc.want {
+		args := map[string]any{"method": tc.method, "path": tc.path}
+		if tc.body != nil {
+			args["body"] = tc.body
+		}
+		res, _ := fakeCall(t, t.Context(), s, "gitea_api_request", args)
+		if got := str(get(res, "error.message")); got != tc.want {
 			t.Errorf("%s %s: mismatch (-want +got):\n%s", tc.method, tc.path, cmp.Diff(tc.want, got))
 		}
 	}
@@ -284,7 +288,7 @@ func FuzzCanonicalBody(f *testing.F) {
 		if op.ID == "repoSubmitPullReview" {
 			args["id"] = json.Number("2")
 		}
-		if _, _, _, _, err := s.exec.resolve(&request{op: op, args: args}); err != nil {
+		if _, _, _, err := s.exec.resolve(&request{op: op, args: args}); err != nil {
 			return // refused: as strong as any decision
 		}
 		schema, _ := op.inputSchema()
@@ -322,7 +326,7 @@ func BenchmarkCanonicalDecision(b *testing.B) {
 	}
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	for b.Loop() {
-		_, params, _, _, err := s.exec.resolve(&request{op: op, args: args})
+		params, _, _, err := s.exec.resolve(&request{op: op, args: args})
 		if err != nil {
 			b.Fatal(err)
 		}

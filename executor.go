@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -34,8 +35,9 @@ import (
 	"time"
 )
 
-// request is what a tool asks of Gitea: an operation with its arguments, or,
-// for the raw tool, a method and path that the executor resolves itself.
+// request is what a tool asks of Gitea, whatever its door: an operation with
+// its generated tool's arguments (gitea_api_request's method and path are
+// matched to their operation in tools.go, rawCall).
 type request struct {
 	tool     string
 	action   string // the workflow action audited, e.g. close_pr
@@ -43,12 +45,6 @@ type request struct {
 	full     bool   // Gitea's answer whole, not the compact view (compact.go)
 	op       *operation
 	args     map[string]any // by parameter name
-
-	raw     bool // gitea_api_request
-	method  string
-	rawPath string
-	query   map[string]any
-	body    any
 }
 
 // executor is the single place every Gitea request goes through: it resolves
@@ -140,16 +136,20 @@ func fail(kind, msg string) *envelope {
 	return &envelope{Error: &failure{Kind: kind, Message: msg}}
 }
 
-// run resolves, checks, encodes, sends and builds the result envelope, names
-// the tool and the caller in it, and logs the outcome to the client.
+// run resolves, checks, encodes, sends and builds the result envelope.
 func (x *executor) run(ctx context.Context, r *request) *envelope {
-	env := x.run1(ctx, r)
+	return x.complete(ctx, r.tool, r.op, x.run1(ctx, r))
+}
+
+// complete names the tool, the operation (if known) and the caller in env,
+// and logs the outcome to the client.
+func (x *executor) complete(ctx context.Context, tool string, op *operation, env *envelope) *envelope {
 	if env.Request == nil {
 		env.Request = &requestInfo{}
 	}
-	env.Request.Tool = r.tool
-	if r.op != nil && env.Request.Operation == "" {
-		env.Request.Operation, env.Request.Method = r.op.ID, r.op.Method
+	env.Request.Tool = tool
+	if op != nil && env.Request.Operation == "" {
+		env.Request.Operation, env.Request.Method = op.ID, op.Method
 	}
 	if env.Identity == nil {
 		_, c := x.active(ctx)
@@ -160,20 +160,26 @@ func (x *executor) run(ctx context.Context, r *request) *envelope {
 		if env.Error != nil {
 			level, what = "warning", env.Error.Kind
 		}
-		sess.log(ctx, level, r.tool+": "+what)
+		sess.log(ctx, level, tool+": "+what)
 	}
 	return env
 }
 
+// refused is the envelope of a request whose arguments were refused (err).
+func refused(err error) *envelope {
+	var ke *kindError
+	if errors.As(err, &ke) {
+		return fail(ke.kind, err.Error())
+	}
+	return fail("invalid_request", err.Error())
+}
+
 func (x *executor) run1(ctx context.Context, r *request) *envelope {
-	op, pathParams, query, body, err := x.resolve(r)
+	op := r.op
+	pathParams, query, body, err := x.resolve(r)
 	if err != nil {
-		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: r.op, args: r.args, method: r.method, path: r.rawPath, rule: "argument validation", reason: err.Error()})
-		var ke *kindError
-		if errors.As(err, &ke) {
-			return fail(ke.kind, err.Error())
-		}
-		return fail("invalid_request", err.Error())
+		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: op, args: r.args, rule: "argument validation", reason: err.Error()})
+		return refused(err)
 	}
 	if x.cfg.url == nil {
 		return fail("not_configured", "GITEA_URL is not set: set it to the base URL of the Gitea instance")
@@ -186,20 +192,15 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	p, err := x.routes().expand(op.routeSpec(), pathParams)
 	if err != nil {
 		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: op, args: r.args, rule: "argument validation", reason: err.Error()})
-		env := fail("invalid_request", err.Error())
-		env.Request = &requestInfo{Operation: op.ID, Method: op.Method}
-		return env
+		return fail("invalid_request", err.Error())
 	}
 	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
 	args := r.args
-	if r.raw {
-		// The policy reads the raw door's arguments as a generated tool's:
-		// its query parameters (only the operation's own are sent) beside
-		// the body, so a rule on a query flag holds on every door.
-		args = map[string]any{"body": r.body}
-		for k, v := range r.query {
-			args[k] = v
-		}
+	if _, named := args["body"]; !named && schemaKind(body) == "object" {
+		// A body parameter of another name (repository, content, ...): the
+		// policy reads every body as "body".
+		args = maps.Clone(args)
+		args["body"] = body
 	}
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
 	d.Action = r.action
@@ -435,54 +436,23 @@ func (x *executor) record(ctx context.Context, d decision, prof *profile, c *cal
 	x.audited(ctx, auditEntryFor(d, prof, c.sudo, method, path, status))
 }
 
-// resolve finds the operation of a request, validates its arguments against
-// the operation's input schema, and splits them into path parameters, query
-// and body. It is the one place every door's arguments are validated (the
-// generated tools, gitea_call_operation, gitea_api_request's body against the
-// matched operation, the workflow tools' steps): a body member the schema
-// does not document, in any spelling Gitea would fold into a documented one,
-// is refused here, so the policy and Gitea see the same body.
-func (x *executor) resolve(r *request) (*operation, map[string]string, url.Values, any, error) {
-	if r.raw {
-		p, err := checkRawPath(r.rawPath)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		id, params, err := x.routes().match(strings.ToUpper(r.method), p)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		op, ok := x.cat.operation(id)
-		if !ok {
-			return nil, nil, nil, nil, fmt.Errorf("operation %q is disabled", id)
-		}
-		schema, err := op.inputSchema()
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if err := checkRawBody(op, schema, r.body); err != nil {
-			return nil, nil, nil, nil, &kindError{"invalid_arguments", err}
-		}
-		q := url.Values{}
-		for k, v := range r.query {
-			// Only the operation's own query parameters: sudo, token or
-			// access_token would change who acts behind the policy's back.
-			if !slices.ContainsFunc(op.params, func(p param) bool { return p.In == "query" && p.Name == k }) {
-				return nil, nil, nil, nil, fmt.Errorf("query parameter %q is not a parameter of %s", k, op.ID)
-			}
-			addQuery(q, k, v, "multi")
-		}
-		return op, params, q, r.body, nil
-	}
+// resolve validates a request's arguments against its operation's input
+// schema and splits them into path parameters, query and body. It is the one
+// place every door's arguments are validated (the generated tools,
+// gitea_call_operation, gitea_api_request, the workflow tools' steps): a body
+// member the schema does not document, in any spelling Gitea would fold into
+// a documented one, is refused here, so the policy and Gitea see the same
+// body.
+func (x *executor) resolve(r *request) (map[string]string, url.Values, any, error) {
 	params := map[string]string{}
 	q := url.Values{}
 	var body any
 	schema, err := r.op.inputSchema()
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := schema.Validate(r.args); err != nil {
-		return nil, nil, nil, nil, &kindError{"invalid_arguments", err}
+		return nil, nil, nil, &kindError{"invalid_arguments", err}
 	}
 	for _, p := range r.op.params {
 		v, ok := r.args[p.Name]
@@ -499,36 +469,16 @@ func (x *executor) resolve(r *request) (*operation, map[string]string, url.Value
 		case "formData":
 			s, _ := v.(string)
 			if n := base64.StdEncoding.DecodedLen(len(s)); n > x.cfg.maxBinary {
-				return nil, nil, nil, nil, &kindError{"payload_too_large", fmt.Errorf("%s: %d bytes decoded would exceed MAX_BINARY_BYTES (%d)", p.Name, n, x.cfg.maxBinary)}
+				return nil, nil, nil, &kindError{"payload_too_large", fmt.Errorf("%s: %d bytes decoded would exceed MAX_BINARY_BYTES (%d)", p.Name, n, x.cfg.maxBinary)}
 			}
 			content, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
+				return nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
 			}
 			body = formFile{field: p.Name, content: content}
 		}
 	}
-	return r.op, params, q, body, nil
-}
-
-// checkRawBody validates gitea_api_request's body against the body parameter
-// of the operation its method and path matched, under the path "body".
-func checkRawBody(op *operation, schema *Schema, body any) error {
-	i := slices.IndexFunc(op.params, func(p param) bool { return p.In == "body" })
-	switch {
-	case i < 0 && body != nil:
-		return fmt.Errorf("body: %s takes no JSON body", op.ID)
-	case i < 0:
-		return nil
-	case body == nil && op.params[i].Required:
-		return schemaFail("required", "missing").under("body", -1)
-	case body == nil:
-		return nil
-	}
-	if err := schema.Properties[op.params[i].Name].validate(body, "properties"); err != nil {
-		return err.under("body", -1)
-	}
-	return nil
+	return params, q, body, nil
 }
 
 // formFile is a file upload sent as multipart/form-data.
