@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -190,6 +192,67 @@ func TestRawToolQuery(t *testing.T) {
 		text := res["content"].([]any)[0].(map[string]any)["text"].(string)
 		if res["isError"] != true || !strings.Contains(text, `query parameter \"`+key+`\" is not a parameter of repoMergePullRequest`) {
 			t.Errorf("query %q: %s", key, text)
+		}
+	}
+}
+
+// TestRawDoorArguments shows that gitea_api_request sends what the matched
+// operation's generated tool would: the path's values and the query's texts
+// read as their parameters' types and validated as such (nothing sent when
+// they do not fit), and a body judged by the policy whatever its parameter's
+// name, on every door (adminCreateRepo's is "repository": under
+// repositories, the repository it creates must be among them).
+func TestRawDoorArguments(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "acme-admin", "allowed_operations": ["gitea.read", "gitea.admin.user"], "repositories": ["acme/*"]}]}`), 0o600)
+	f := newScriptedGitea(t).user("root").json("/repos/acme/app/pulls", []any{})
+	s := f.server(t, "GITEA_MCP_PROFILE", "acme-admin", "GITEA_MCP_CONFIG", config)
+	raw := func(method, path string, query, body map[string]any) map[string]any {
+		args := map[string]any{"method": method, "path": path}
+		if query != nil {
+			args["query"] = query
+		}
+		if body != nil {
+			args["body"] = body
+		}
+		return args
+	}
+	call := func(user string) map[string]any {
+		return map[string]any{"operation": "adminCreateRepo", "arguments": map[string]any{"username": user, "repository": map[string]any{"name": "app"}}}
+	}
+	for _, tc := range []struct {
+		tool  string
+		args  map[string]any
+		sent  string // "METHOD /path?query" of the request sent; "" for none
+		error string // error.kind: error.message, or "" for none
+	}{
+		{"gitea_api_request", raw("GET", "/repos/acme/app/pulls", map[string]any{"limit": "10", "labels": "3", "state": "closed"}, nil),
+			"GET /repos/acme/app/pulls?labels=3&limit=10&state=closed", ""},
+		{"gitea_api_request", raw("GET", "/repos/acme/app/pulls", map[string]any{"limit": "ten"}, nil),
+			"", "invalid_arguments: limit: type: got string, want integer"},
+		{"gitea_api_request", raw("GET", "/repos/acme/app/issues/abc", nil, nil),
+			"", "invalid_arguments: index: type: got string, want integer"},
+		{"gitea_api_request", raw("POST", "/admin/users/acme/repos", nil, map[string]any{"name": "app"}), "POST /admin/users/acme/repos?", ""},
+		{"gitea_api_request", raw("POST", "/admin/users/evil/repos", nil, map[string]any{"name": "app"}),
+			"", `permission_denied: adminCreateRepo creates "evil/app", outside the repositories of acme-admin`},
+		{"gitea_call_operation", call("acme"), "POST /admin/users/acme/repos?", ""},
+		{"gitea_call_operation", call("evil"), "", `permission_denied: adminCreateRepo creates "evil/app", outside the repositories of acme-admin`},
+	} {
+		before := len(f.requests())
+		out, _ := fakeCall(t, t.Context(), s, tc.tool, tc.args)
+		sent := ""
+		for _, r := range f.requests()[before:] {
+			if r.Path != "/user" {
+				sent = r.Method + " " + r.Path + "?" + r.Query
+			}
+		}
+		got := ""
+		if kind := get(out, "error.kind"); kind != nil && kind != "not_found" {
+			got = str(kind) + ": " + str(get(out, "error.message"))
+		}
+		if sent != tc.sent || got != tc.error {
+			t.Errorf("%s %v: sent %q, error %q; want sent %q, error %q", tc.tool, tc.args, sent, got, tc.sent, tc.error)
 		}
 	}
 }
