@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -171,22 +170,11 @@ func TestMediaBounds(t *testing.T) {
 		"text-plain-1m": {"text/plain; charset=utf-8", text[:1<<20]},
 		"json-1m":       {"application/json", []byte(`{"content":"` + strings.Repeat("x", 1<<20) + `"}`)},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/v1/user" {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"login":"alice"}`))
-			return
-		}
-		name, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/api/v1/repos/fault/"), "/raw/")
-		a := answers[name]
-		w.Header()["Content-Type"] = nil // no sniffing
-		if a.ct != "-" {
-			w.Header().Set("Content-Type", a.ct)
-		}
-		w.Write(a.body)
-	}))
-	defer srv.Close()
-	s := testServer(t, map[string]string{"GITEA_URL": srv.URL, "GITEA_TOKEN": faultToken,
+	srv := newScriptedGitea(t).user("alice")
+	for name, a := range answers {
+		srv.answer("GET", "/repos/fault/"+name+"/raw/f", fakeWith(http.StatusOK, string(a.body), "Content-Type", strings.TrimPrefix(a.ct, "-")))
+	}
+	s := testServer(t, map[string]string{"GITEA_URL": srv.URL, "GITEA_TOKEN": fakeToken,
 		"MAX_TOOL_RESPONSE_CHARS": "20000", "MAX_BINARY_BYTES": "16000"})
 	op := s.cat.byID["repoGetRawFile"]
 	b64run := regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)

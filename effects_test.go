@@ -5,10 +5,8 @@ package main
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -247,25 +245,11 @@ func TestProfileFlagsDerived(t *testing.T) {
 // TestLiveEffectsUnreadable: when Gitea does not answer the live reads that
 // judge a write's effects (the repository's default branch and deletion
 // default, the pull request's head repository), the write is refused and
-// nothing is sent. An httptest server stands in for these faults only.
+// nothing is sent.
 func TestLiveEffectsUnreadable(t *testing.T) {
 	t.Parallel()
-	var writes atomic.Int32
-	gitea := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.Method != "GET":
-			writes.Add(1)
-			w.Write([]byte(`{}`))
-		case r.URL.Path == "/api/v1/user":
-			w.Write([]byte(`{"login":"carol"}`))
-		case r.URL.Path == "/api/v1/repos/o/r/pulls/1":
-			w.Write([]byte(`{"user":{"login":"bob"},"head":{"ref":"topic","repo":null}}`))
-		default:
-			http.Error(w, `{"message":"database is locked"}`, http.StatusInternalServerError)
-		}
-	}))
-	defer gitea.Close()
+	gitea := newScriptedGitea(t).user("carol").json("/repos/o/r/pulls/1", map[string]any{"user": map[string]any{"login": "bob"}, "head": map[string]any{"ref": "topic", "repo": nil}}).
+		otherwise(fakeAnswer{status: http.StatusInternalServerError, body: `{"message":"database is locked"}`})
 	for _, tc := range []struct {
 		profile, method, path string
 		body                  map[string]any
@@ -276,19 +260,17 @@ func TestLiveEffectsUnreadable(t *testing.T) {
 		{"gitea-author", "POST", "/repos/o/r/contents/a.txt", map[string]any{"content": "eA==", "branch": "dev"}, `cannot read the default branch of "o/r" from Gitea; refusing to write to "dev"`},
 		{"gitea-author", "PUT", "/repos/o/r/branches/dev", map[string]any{"new_commit_id": "abc"}, `cannot read the default branch of "o/r"`},
 	} {
-		c := startClient(t, "GITEA_URL="+gitea.URL, "GITEA_TOKEN=t0k", "GITEA_MCP_PROFILE="+tc.profile)
-		c.initialize("2025-11-25")
 		args := map[string]any{"method": tc.method, "path": tc.path}
 		if tc.body != nil {
 			args["body"] = tc.body
 		}
-		res, isErr := c.callTool("gitea_api_request", args)
+		res, isErr := fakeCall(t, t.Context(), gitea.server(t, "GITEA_MCP_PROFILE", tc.profile), "gitea_api_request", args)
 		if !isErr || str(get(res, "error.kind")) != "permission_denied" || !strings.Contains(str(get(res, "error.message")), tc.reason) {
 			t.Errorf("%s %s under %s: %v; want a refusal saying %q", tc.method, tc.path, tc.profile, res, tc.reason)
 		}
 	}
-	if n := writes.Load(); n != 0 {
-		t.Errorf("%d writes reached Gitea", n)
+	if w := gitea.writes(); len(w) != 0 {
+		t.Errorf("writes reached Gitea: %v", w)
 	}
 }
 

@@ -8,17 +8,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"io"
-	"log"
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,123 +22,38 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// faultToken is the token the fault tests give the server; it must never
-// reach a host other than GITEA_URL's, nor the client.
-const faultToken = "fa017fa017fa017fa017fa017fa017fa017fa017"
-
-// faultGitea is a Gitea that answers with faults a real one cannot be made
-// to produce on demand; the repository name (/api/v1/repos/fault/<name>...)
-// picks the fault. It counts the requests of each path, and the bytes each
-// large answer got written before the client stopped reading.
-type faultGitea struct {
-	*httptest.Server
-	mu      sync.Mutex
-	sent    map[string]int
-	written map[string]int
-	other   *httptest.Server // a second host, for redirects
-	reached atomic.Int32     // requests that reached other
-}
-
-// newFaultGitea starts a faultGitea and the second host it redirects to.
-func newFaultGitea(t *testing.T) *faultGitea {
-	f := &faultGitea{sent: map[string]int{}, written: map[string]int{}}
-	f.other = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.reached.Add(1)
-		w.Write([]byte(`{"token":"` + r.Header.Get("Authorization") + `"}`))
-	}))
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.Close)
-	t.Cleanup(f.other.Close)
-	return f
-}
-
-// count returns how many requests a path got.
-func (f *faultGitea) count(path string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sent[path]
-}
-
-// serve answers one request with the fault its repository name names.
-func (f *faultGitea) serve(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.sent[r.URL.Path]++
-	n := f.sent[r.URL.Path]
-	f.mu.Unlock()
-	if r.Header.Get("Authorization") != "token "+faultToken {
-		http.Error(w, `{"message":"token missing"}`, http.StatusUnauthorized)
-		return
+// newFaultGitea scripts, on a fake Gitea, the faults a real one cannot be
+// made to produce on demand: the repository name (/repos/fault/<name>)
+// picks the fault, for a GET of the repository and a POST of an issue to
+// it. other is a second host, for the redirect to another host; huge and
+// huge-chunked store in written the bytes written before the client stopped
+// reading.
+func newFaultGitea(t *testing.T) (f, other *scriptedGitea, written map[string]*atomic.Int64) {
+	f, other = newScriptedGitea(t).user("alice"), newScriptedGitea(t)
+	written = map[string]*atomic.Int64{"huge": {}, "huge-chunked": {}}
+	limited := fakeWith(http.StatusTooManyRequests, `{"message":"rate limit exceeded"}`, "Retry-After", "0")
+	for name, as := range map[string][]fakeAnswer{
+		"hang":          {f.fakeHold(nil, nil)},
+		"stall":         {f.fakeStall()},
+		"error500":      {{status: http.StatusInternalServerError, body: `{"message":"database is locked","url":"` + f.URL + `/api/swagger"}`}},
+		"error502":      {fakeWith(http.StatusBadGateway, "<html><body><h1>502 Bad Gateway</h1></body></html>\n", "Content-Type", "text/html")},
+		"limited":       {limited},
+		"limited-twice": {limited, limited, {status: http.StatusOK, body: `{"full_name":"fault/limited-twice"}`}},
+		"limited-long":  {fakeWith(http.StatusTooManyRequests, "", "Retry-After", "3600")},
+		"cut":           {fakeRaw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"id\":1,\"name\":")},
+		"cut-chunked":   {fakeRaw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{\"id\":1,\"name\":")},
+		"cut-unframed":  {fakeRaw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"id\":1,\"name\":")}, // no length, no chunks: the end cannot be told from a close
+		"badjson":       {{status: http.StatusOK, body: `{"id":1,,"full_name":"fault/badjson"}`}},
+		"huge":          {fakeHuge(true, written["huge"])},
+		"huge-chunked":  {fakeHuge(false, written["huge-chunked"])},
+		"elsewhere":     {fakeWith(http.StatusFound, "", "Location", other.URL+"/api/v1/repos/fault/elsewhere")},
+	} {
+		f.answer("GET", "/repos/fault/"+name, as...)
+		f.answer("POST", "/repos/fault/"+name+"/issues", as...)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	name, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/api/v1/repos/fault/"), "/")
-	raw := func(s string) { // writes a raw HTTP answer and closes the connection
-		conn, buf, _ := w.(http.Hijacker).Hijack()
-		buf.WriteString(s)
-		buf.Flush()
-		conn.Close()
-	}
-	big := func(declared bool) { // 50 MB of JSON, written until the client stops reading
-		elem := `{"name":"` + strings.Repeat("x", 1000) + `"},`
-		count := 50 << 20 / len(elem)
-		if declared {
-			w.Header().Set("Content-Length", strconv.Itoa(count*len(elem)+1))
-		}
-		total, _ := w.Write([]byte("["))
-		for range count {
-			k, err := w.Write([]byte(elem))
-			if total += k; err != nil {
-				break
-			}
-		}
-		f.mu.Lock()
-		f.written[name] = total
-		f.mu.Unlock()
-	}
-	switch {
-	case r.URL.Path == "/api/v1/user":
-		w.Write([]byte(`{"login":"alice"}`))
-	case name == "hang":
-		io.Copy(io.Discard, r.Body) // the server notices a client gone only once the body is read
-		<-r.Context().Done()
-	case name == "stall":
-		w.Write([]byte(`{"id":1,`))
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	case name == "error500":
-		w.WriteHeader(http.StatusInternalServerError)
-		w.Write([]byte(`{"message":"database is locked","url":"` + f.URL + `/api/swagger"}`))
-	case name == "error502":
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusBadGateway)
-		w.Write([]byte("<html><body><h1>502 Bad Gateway</h1></body></html>\n"))
-	case name == "limited" || name == "limited-twice" && n <= 2:
-		w.Header().Set("Retry-After", "0")
-		w.WriteHeader(http.StatusTooManyRequests)
-		w.Write([]byte(`{"message":"rate limit exceeded"}`))
-	case name == "limited-long":
-		w.Header().Set("Retry-After", "3600")
-		w.WriteHeader(http.StatusTooManyRequests)
-	case name == "cut":
-		raw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"id\":1,\"name\":")
-	case name == "cut-chunked":
-		raw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{\"id\":1,\"name\":")
-	case name == "cut-unframed": // no length, no chunks: the end cannot be told from a close
-		raw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"id\":1,\"name\":")
-	case name == "badjson":
-		w.Write([]byte(`{"id":1,,"full_name":"fault/badjson"}`))
-	case name == "huge":
-		big(true)
-	case name == "huge-chunked":
-		big(false)
-	case name == "moved":
-		w.Header().Set("Location", "/api/v1/repos/fault/new"+strings.TrimPrefix(r.URL.Path, "/api/v1/repos/fault/moved"))
-		w.WriteHeader(http.StatusMovedPermanently)
-	case name == "elsewhere":
-		w.Header().Set("Location", f.other.URL+r.URL.Path)
-		w.WriteHeader(http.StatusFound)
-	default:
-		w.Write([]byte(`{"full_name":"fault/` + name + `"}`))
-	}
+	f.answer("GET", "/repos/fault/moved", fakeWith(http.StatusMovedPermanently, "", "Location", "/api/v1/repos/fault/new"))
+	f.answer("POST", "/repos/fault/moved/issues", fakeWith(http.StatusMovedPermanently, "", "Location", "/api/v1/repos/fault/new/issues"))
+	return f, other, written
 }
 
 // faultResult is what a test compares of a fault's result.
@@ -157,8 +68,8 @@ type faultResult struct {
 // and the server answers the next request.
 func TestGiteaFaults(t *testing.T) {
 	t.Parallel()
-	f := newFaultGitea(t)
-	c := startClient(t, "GITEA_URL="+f.URL, "GITEA_TOKEN="+faultToken, "GITEA_TIMEOUT=1s", "GITEA_MCP_PROFILE=gitea-owner",
+	f, other, written := newFaultGitea(t)
+	c := startClient(t, "GITEA_URL="+f.URL, "GITEA_TOKEN="+fakeToken, "GITEA_TIMEOUT=1s", "GITEA_MCP_PROFILE=gitea-owner",
 		"GITEA_MCP_TOOLS=repoGet,issueCreateIssue")
 	c.initialize("2025-11-25")
 	const postWarning = "; the POST may have reached Gitea: check its effect before repeating it"
@@ -187,15 +98,15 @@ func TestGiteaFaults(t *testing.T) {
 		{"elsewhere", false, faultResult{"redirect", "Gitea redirected to another host; not followed: the token is only ever sent to GITEA_URL", 302, 1}},
 	} {
 		name := "GET " + tc.repo
-		tool, args, path := "repoGet", map[string]any{"owner": "fault", "repo": tc.repo}, "/api/v1/repos/fault/"+tc.repo
+		tool, args, path := "repoGet", map[string]any{"owner": "fault", "repo": tc.repo}, "/repos/fault/"+tc.repo
 		if tc.post {
 			name = "POST " + tc.repo
 			tool, args["body"], path = "issueCreateIssue", map[string]any{"title": "t"}, path+"/issues"
 		}
 		t.Run(name, func(t *testing.T) {
-			before := f.count(path)
+			before := f.count("", path)
 			res, isErr := c.callTool(tool, args)
-			got := faultResult{Kind: str(get(res, "error.kind")), Message: str(get(res, "error.message")), Sent: f.count(path) - before}
+			got := faultResult{Kind: str(get(res, "error.kind")), Message: str(get(res, "error.message")), Sent: f.count("", path) - before}
 			got.Status, _ = strconv.Atoi(str(get(res, "status")))
 			if !isErr {
 				got.Kind, got.Message = "", ""
@@ -209,18 +120,16 @@ func TestGiteaFaults(t *testing.T) {
 		})
 	}
 	for _, name := range []string{"huge", "huge-chunked"} {
-		f.mu.Lock()
-		n := f.written[name]
-		f.mu.Unlock()
+		n := written[name].Load()
 		t.Logf("%s: the server wrote %d kB of 50 MB before the client stopped reading", name, n>>10)
 		if n > 25<<20 {
 			t.Errorf("%s: %d bytes read from a 50 MB answer, want far fewer", name, n)
 		}
 	}
-	if n := f.reached.Load(); n != 0 {
+	if n := len(other.requests()); n != 0 {
 		t.Errorf("a redirect to another host was followed %d times", n)
 	}
-	if strings.Contains(c.transcript.String(), faultToken) {
+	if strings.Contains(c.transcript.String(), fakeToken) {
 		t.Error("the token appears in the server's output")
 	}
 }
@@ -234,15 +143,8 @@ func TestNetworkFaults(t *testing.T) {
 	}
 	refused := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there any more
-	tlsGitea := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"login":"alice","full_name":"alice/demo"}`))
-	}))
-	tlsGitea.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
-	tlsGitea.StartTLS()
-	defer tlsGitea.Close()
-	plain := httptest.NewServer(http.NotFoundHandler())
-	defer plain.Close()
+	tlsGitea := newScriptedGiteaTLS(t).user("alice").json("/repos/alice/demo", map[string]any{"full_name": "alice/demo"})
+	plain := newScriptedGitea(t)
 	ssh, err := net.Listen("tcp", "127.0.0.1:0") // speaks neither TLS nor HTTP
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +182,7 @@ func TestNetworkFaults(t *testing.T) {
 		{"neither TLS nor HTTP", []string{"GITEA_URL=https://" + ssh.Addr().String()}, faultResult{"tls_error", "TLS with Gitea failed: it does not speak TLS (should GITEA_URL start with http://?)", 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := startClient(t, append(tc.env, "GITEA_TOKEN="+faultToken)...)
+			c := startClient(t, append(tc.env, "GITEA_TOKEN="+fakeToken)...)
 			c.initialize("2025-11-25")
 			for range 2 { // the server still serves after the fault
 				res, isErr := c.callTool("repoGet", map[string]any{"owner": "alice", "repo": "demo"})
@@ -296,7 +198,7 @@ func TestNetworkFaults(t *testing.T) {
 					t.Errorf("mismatch (-want +got):\n%s", diff)
 				}
 			}
-			if strings.Contains(c.transcript.String(), faultToken) || strings.Contains(c.transcript.String(), "127.0.0.1") {
+			if strings.Contains(c.transcript.String(), fakeToken) || strings.Contains(c.transcript.String(), "127.0.0.1") {
 				t.Errorf("the token or Gitea's address appears in the output:\n%s", c.transcript.String())
 			}
 		})

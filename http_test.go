@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -608,17 +607,10 @@ func TestHTTPSessionLimits(t *testing.T) {
 // TestHTTPClientDisconnect shows that the request's context reaches Gitea:
 // a client that gives up cancels the Gitea call in flight.
 func TestHTTPClientDisconnect(t *testing.T) {
-	arrived, cancelled := make(chan struct{}), make(chan struct{})
-	gitea := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(arrived)
-		select {
-		case <-r.Context().Done():
-			close(cancelled)
-		case <-time.After(20 * time.Second):
-		}
-	}))
-	defer gitea.Close()
-	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567"})
+	arrived, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
+	gitea := newScriptedGitea(t)
+	gitea.answer("GET", "/repos/a/b", gitea.fakeHold(arrived, cancelled))
+	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": fakeToken})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp",
 		strings.NewReader(modernBody(modernVersion, "tools/call", `"name":"repoGet","arguments":{"owner":"a","repo":"b"},`)))
@@ -826,9 +818,11 @@ func TestHTTPCORS(t *testing.T) {
 // 503 and stdio's "server busy" error, in a session or stateless, while a
 // notification still gets through; once the calls end, requests are served.
 func TestHTTPBusy(t *testing.T) {
-	h := newHangingGitea(t)
 	const bound = 3
-	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": h.URL, "GITEA_TOKEN": faultToken, "MCP_HTTP_MAX_IN_FLIGHT": fmt.Sprint(bound)})
+	arrived := make(chan struct{}, bound)
+	h := newScriptedGitea(t).user("alice")
+	h.otherwise(h.fakeHold(arrived, nil))
+	ts, _ := newHTTPTest(t, map[string]string{"GITEA_URL": h.URL, "GITEA_TOKEN": fakeToken, "MCP_HTTP_MAX_IN_FLIGHT": fmt.Sprint(bound)})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // before the servers close
 	sid := httpSessionID(t, ts.URL, "2025-11-25")
@@ -845,9 +839,7 @@ func TestHTTPBusy(t *testing.T) {
 			}
 		})
 	}
-	if !waitFor(func() bool { return h.arrived.Load() == bound }) {
-		t.Fatalf("%d of %d calls reached Gitea", h.arrived.Load(), bound)
-	}
+	awaitSignals(t, arrived, bound, "calls reached Gitea")
 	busy := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"server busy: %d messages in flight; send it again once one is answered"}}`, bound)
 	for name, tc := range map[string]struct {
 		kv   []string
@@ -883,23 +875,9 @@ func TestHTTPBusy(t *testing.T) {
 // time of the whole process (client, server and local Gitea) per call.
 func BenchmarkHTTPCallOverhead(b *testing.B) {
 	repo := []byte(`{"id":1,"name":"demo","full_name":"alice/demo","owner":{"login":"alice"},"description":"a repository","default_branch":"main","stars_count":3}`)
-	gitea := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/api/v1/user" {
-			w.Write([]byte(`{"login":"alice"}`))
-			return
-		}
-		w.Write(repo)
-	}))
-	var dials atomic.Int64 // connections the server opened to Gitea
-	gitea.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			dials.Add(1)
-		}
-	}
-	gitea.Start()
-	defer gitea.Close()
-	ts, tr := newHTTPTest(b, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567",
+	gitea := newScriptedGitea(b).user("alice").on("GET", "/repos/alice/demo", http.StatusOK, string(repo))
+	dials := &gitea.dials // connections the server opened to Gitea
+	ts, tr := newHTTPTest(b, map[string]string{"GITEA_URL": gitea.URL, "GITEA_TOKEN": fakeToken,
 		"MCP_HTTP_MAX_IN_FLIGHT": "256"})
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"demo"}}}`
 	check := func(b *testing.B, out []byte) {

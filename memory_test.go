@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -31,34 +29,11 @@ func procStatus(t *testing.T, pid int, field string) int {
 	return 0
 }
 
-// bigGitea serves a 50 MB JSON array for every repository, with
-// Content-Length for repository "declared" and chunked otherwise: fault
-// injection, as a real Gitea does not easily produce one.
-func bigGitea(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	if r.URL.Path == "/api/v1/user" {
-		w.Write([]byte(`{"login":"alice"}`))
-		return
-	}
-	elem := []byte(`{"name":"` + strings.Repeat("x", 1000) + `"},`)
-	n := 50 << 20 / len(elem)
-	if strings.HasSuffix(r.URL.Path, "/declared") {
-		w.Header().Set("Content-Length", strconv.Itoa(n*len(elem)+1))
-	}
-	w.Write([]byte("["))
-	for range n {
-		if _, err := w.Write(elem); err != nil {
-			return
-		}
-	}
-}
-
 // TestMemoryBounds reads the built server's peak resident memory with the
 // default bounds: idle once the OpenAPI document is loaded, and while it
 // serves a 50 MB answer.
 func TestMemoryBounds(t *testing.T) {
-	ts := httptest.NewServer(http.HandlerFunc(bigGitea))
-	defer ts.Close()
+	ts := newScriptedGitea(t).user("alice").answer("GET", "/repos/big/declared", fakeHuge(true, nil)).answer("GET", "/repos/big/chunked", fakeHuge(false, nil))
 	for _, tc := range []struct {
 		repo  string // "": idle
 		maxKB int
@@ -67,7 +42,7 @@ func TestMemoryBounds(t *testing.T) {
 		{"chunked", 40 << 10},
 		{"declared", 40 << 10},
 	} {
-		c := startClient(t, "GITEA_URL="+ts.URL, "GITEA_TOKEN="+faultToken)
+		c := startClient(t, "GITEA_URL="+ts.URL, "GITEA_TOKEN="+fakeToken)
 		c.initialize("2025-11-25")
 		if r := c.call("tools/list", nil); r.Error != nil {
 			t.Fatal(r.Error.Message)

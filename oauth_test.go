@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -641,8 +640,9 @@ func TestOAuthToken(t *testing.T) {
 // Gitea, callback, code, tokens, MCP calls as the user, refresh; and checks
 // that a sign-in cannot be finished by another browser or site.
 func TestOAuthSignIn(t *testing.T) {
-	g := newFakeGitea(t)
-	ts, o := newOAuthTest(t, g.URL)
+	gitea := newScriptedGitea(t)
+	g := gitea.oauthProvider("alice")
+	ts, o := newOAuthTest(t, gitea.URL)
 	c := newOAuthClient(t, ts.URL)
 
 	resp, _ := c.consent(t, "allow")
@@ -768,81 +768,6 @@ func TestOAuthFixes(t *testing.T) {
 	}
 	if got := o.fix(errors.New("dial tcp: invalid client secret")); !strings.Contains(got, "GITEA_URL") {
 		t.Errorf("an error Gitea did not answer: got %q", got)
-	}
-}
-
-// fakeGitea is the part of Gitea that OAuth mode uses: an OAuth2 provider that
-// signs in its current user at once, and /api/v1/user.
-type fakeGitea struct {
-	*httptest.Server
-	mu     sync.Mutex
-	user   string               // who signs in next
-	codes  map[string][2]string // code -> login, PKCE challenge
-	tokens map[string]string    // access or refresh token -> login
-	n      int
-}
-
-// newFakeGitea starts a fake Gitea where alice signs in.
-func newFakeGitea(tb testing.TB) *fakeGitea {
-	g := &fakeGitea{user: "alice", codes: map[string][2]string{}, tokens: map[string]string{}}
-	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
-	tb.Cleanup(g.Close)
-	return g
-}
-
-// setUser makes login the user who signs in next.
-func (g *fakeGitea) setUser(login string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.user = login
-}
-
-// serve answers as Gitea would, checking the server's application and PKCE.
-func (g *fakeGitea) serve(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	r.ParseForm()
-	f := r.Form
-	switch r.URL.Path {
-	case "/login/oauth/authorize":
-		if f.Get("client_id") != oauthTestAppID || f.Get("response_type") != "code" || f.Get("code_challenge_method") != "S256" {
-			http.Error(w, "bad authorization request", http.StatusBadRequest)
-			return
-		}
-		g.n++
-		code := fmt.Sprintf("gitea-code-%d", g.n)
-		g.codes[code] = [2]string{g.user, f.Get("code_challenge")}
-		http.Redirect(w, r, f.Get("redirect_uri")+"?"+url.Values{"code": {code}, "state": {f.Get("state")}}.Encode(), http.StatusSeeOther)
-	case "/login/oauth/access_token":
-		login := ""
-		switch c, ok := g.codes[f.Get("code")]; {
-		case f.Get("client_id") != oauthTestAppID || f.Get("client_secret") != oauthTestSecret:
-		case f.Get("grant_type") == "authorization_code" && ok && pkceChallenge(f.Get("code_verifier")) == c[1]:
-			login = c[0]
-			delete(g.codes, f.Get("code"))
-		case f.Get("grant_type") == "refresh_token" && strings.HasPrefix(f.Get("refresh_token"), "gitea-rt-"):
-			login = g.tokens[f.Get("refresh_token")]
-		}
-		if login == "" { // Gitea's error; this one echoes what it got, which the server must redact
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			json.NewEncoder(w).Encode(map[string]string{"error": "unauthorized_client",
-				"error_description": "client is not authorized: " + f.Get("code") + f.Get("refresh_token") + "\x1b[31m"})
-			return
-		}
-		g.n++
-		at, rt := fmt.Sprintf("gitea-at-%d", g.n), fmt.Sprintf("gitea-rt-%d", g.n)
-		g.tokens[at], g.tokens[rt] = login, login
-		json.NewEncoder(w).Encode(map[string]any{"access_token": at, "refresh_token": rt, "token_type": "bearer", "expires_in": 3600})
-	case "/api/v1/user":
-		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "token ")
-		if !strings.HasPrefix(tok, "gitea-at-") || g.tokens[tok] == "" {
-			http.Error(w, `{"message":"unauthorized"}`, http.StatusUnauthorized)
-			return
-		}
-		json.NewEncoder(w).Encode(map[string]any{"login": g.tokens[tok]})
-	default:
-		http.NotFound(w, r)
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,20 +108,9 @@ func expectedReplies(line string) int {
 // injection: a real Gitea cannot be made to hang on demand.
 func TestConcurrentAndCancelled(t *testing.T) {
 	cancelled := make(chan struct{}, 1)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/v1/repos/alice/slow" {
-			select {
-			case <-r.Context().Done():
-				cancelled <- struct{}{}
-			case <-time.After(20 * time.Second):
-			}
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"login":"tester"}`))
-	}))
-	defer ts.Close()
-	c := startClient(t, "GITEA_URL="+ts.URL, "GITEA_TOKEN=0123456789abcdef0123456789abcdef01234567")
+	ts := newScriptedGitea(t).user("tester")
+	ts.answer("GET", "/repos/alice/slow", ts.fakeHold(nil, cancelled))
+	c := startClient(t, "GITEA_URL="+ts.URL, "GITEA_TOKEN="+fakeToken)
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"slow"}}}`)
 	start := time.Now()

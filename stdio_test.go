@@ -6,9 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,47 +81,14 @@ func TestStdioEndMidLine(t *testing.T) {
 	}
 }
 
-// hangingGitea answers /api/v1/user and holds every other request until the
-// client gives up on it, counting arrivals and cancellations.
-type hangingGitea struct {
-	*httptest.Server
-	arrived, cancelled atomic.Int32
-}
-
-// newHangingGitea starts a hangingGitea.
-func newHangingGitea(t *testing.T) *hangingGitea {
-	h := &hangingGitea{}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/api/v1/user" {
-			w.Write([]byte(`{"login":"alice"}`))
-			return
-		}
-		io.Copy(io.Discard, r.Body) // the server notices a client gone only once the body is read
-		h.arrived.Add(1)
-		<-r.Context().Done()
-		h.cancelled.Add(1)
-	}))
-	t.Cleanup(h.Close)
-	return h
-}
-
-// waitFor polls cond for up to ten seconds.
-func waitFor(cond func() bool) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return false
-}
-
 // TestStdioBusyAndCancelAll fills every slot with a call that hangs: one
 // more request is refused at once while a cancellation still gets through;
 // cancelling every call stops every Gitea request and answers none of them.
 func TestStdioBusyAndCancelAll(t *testing.T) {
-	h := newHangingGitea(t)
-	c := startClient(t, "GITEA_URL="+h.URL, "GITEA_TOKEN="+faultToken)
+	arrived, cancelled := make(chan struct{}, 2*maxInFlight), make(chan struct{}, 2*maxInFlight)
+	h := newScriptedGitea(t).user("alice")
+	h.otherwise(h.fakeHold(arrived, cancelled))
+	c := startClient(t, "GITEA_URL="+h.URL, "GITEA_TOKEN="+fakeToken)
 	c.initialize("2025-11-25")
 	call := func(id string) {
 		c.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"` + id + `"}}}`)
@@ -132,7 +96,7 @@ func TestStdioBusyAndCancelAll(t *testing.T) {
 	for i := range maxInFlight {
 		call(fmt.Sprint("call-", i))
 	}
-	for deadline := time.Now().Add(10 * time.Second); h.arrived.Load() < maxInFlight; {
+	for n, deadline := 0, time.After(10*time.Second); n < maxInFlight; {
 		select {
 		case line := <-c.lines: // refused: the slot of an earlier message was not free yet
 			var r rpcReply
@@ -142,10 +106,10 @@ func TestStdioBusyAndCancelAll(t *testing.T) {
 				t.Fatalf("unexpected answer %s", line)
 			}
 			call(id)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d requests reached Gitea", h.arrived.Load(), maxInFlight)
+		case <-arrived:
+			n++
+		case <-deadline:
+			t.Fatalf("%d of %d requests reached Gitea", n, maxInFlight)
 		}
 	}
 	c.send(`{"jsonrpc":"2.0","id":"one-more","method":"ping"}`)
@@ -156,9 +120,7 @@ func TestStdioBusyAndCancelAll(t *testing.T) {
 	for i := range maxInFlight {
 		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-%d"}}`, i))
 	}
-	if !waitFor(func() bool { return h.cancelled.Load() == maxInFlight }) {
-		t.Fatalf("%d of %d Gitea requests cancelled", h.cancelled.Load(), maxInFlight)
-	}
+	awaitSignals(t, cancelled, maxInFlight, "Gitea requests cancelled")
 	if r := c.call("ping", nil); r.Error != nil {
 		t.Fatal(r.Error.Message)
 	}
@@ -176,17 +138,17 @@ func TestStdioSignals(t *testing.T) {
 	const calls = 8
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			h := newHangingGitea(t)
+			arrived := make(chan struct{}, calls)
+			h := newScriptedGitea(t).user("alice")
+			h.otherwise(h.fakeHold(arrived, nil))
 			audit := filepath.Join(t.TempDir(), "audit.log")
-			c := startClient(t, "GITEA_URL="+h.URL, "GITEA_TOKEN="+faultToken, "GITEA_MCP_PROFILE=gitea-owner",
+			c := startClient(t, "GITEA_URL="+h.URL, "GITEA_TOKEN="+fakeToken, "GITEA_MCP_PROFILE=gitea-owner",
 				"GITEA_MCP_TOOLS=issueCreateIssue", "GITEA_AUDIT_LOG="+audit, "GITEA_AUDIT_KEY="+auditTestKey)
 			c.initialize("2025-11-25")
 			for i := range calls {
 				c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"issueCreateIssue","arguments":{"owner":"alice","repo":"demo","body":{"title":"t%d"}}}}`, 100+i, i))
 			}
-			if !waitFor(func() bool { return h.arrived.Load() == calls }) {
-				t.Fatalf("%d of %d requests reached Gitea", h.arrived.Load(), calls)
-			}
+			awaitSignals(t, arrived, calls, "requests reached Gitea")
 			start := time.Now()
 			c.cmd.Process.Signal(sig)
 			kinds := map[string]int{}

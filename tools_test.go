@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,18 +133,12 @@ func BenchmarkToolsList(b *testing.B) {
 // against the real Gitea.
 func BenchmarkCallOverhead(b *testing.B) {
 	repo := []byte(`{"id":1,"name":"demo","full_name":"alice/demo","owner":{"login":"alice"},"description":"a repository","default_branch":"main","stars_count":3}`)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/api/v1/user" {
-			w.Write([]byte(`{"login":"alice"}`))
-			return
-		}
-		w.Write(repo)
-	}))
-	defer ts.Close()
+	ts := newScriptedGitea(b).user("alice").on("GET", "/repos/alice/demo", http.StatusOK, string(repo))
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			resp, err := http.Get(ts.URL + "/api/v1/repos/alice/demo")
+			req, _ := http.NewRequest(http.MethodGet, ts.URL+"/api/v1/repos/alice/demo", nil)
+			req.Header.Set("Authorization", "token "+fakeToken)
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -154,7 +147,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 			resp.Body.Close()
 		}
 	})
-	s := testServer(b, map[string]string{"GITEA_URL": ts.URL, "GITEA_TOKEN": "0123456789abcdef0123456789abcdef01234567"})
+	s := ts.server(b)
 	params := []byte(`{"name":"repoGet","arguments":{"owner":"alice","repo":"demo"}}`)
 	b.Run("tools/call", func(b *testing.B) {
 		for b.Loop() {
