@@ -543,6 +543,6 @@ func (s *server) info() map[string]any {
 
 // instructions tells the client, in a few lines, how to use this server: the
 // short operator guide.
-func (s *server) instructions() string {
-	return s.guide(context.Background(), false)
+func (s *server) instructions(ctx context.Context) string {
+	return s.guide(ctx, false)
 }

@@ -1131,3 +1131,14 @@ func oauthServerOf(getenv func(string) string) (*oauthServer, error) {
 	}
 	return newOAuthServer(c, giteaClient(&config{timeout: time.Second})), nil
 }
+
+// TestOAuthInstructionsMode checks that initialize's instructions name the
+// identity mode of the caller who sent it: oauth, as gitea_whoami says.
+func TestOAuthInstructionsMode(t *testing.T) {
+	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	_, body, err := mcpPost(ts.URL, accessToken(o, "alice", time.Hour), "", init)
+	if err != nil || !strings.Contains(string(body), "identity mode oauth") {
+		t.Errorf("initialize: %v, instructions without \"identity mode oauth\": %.300s", err, body)
+	}
+}

@@ -460,13 +460,13 @@ func (sess *session) dispatch(ctx context.Context, m *message) (any, *rpcError) 
 		if meta.modern {
 			return nil, errorf(codeMethodNotFound, "method %q is not part of protocol version %s", m.Method, modernVersion)
 		}
-		result, rerr = sess.legacy(m)
+		result, rerr = sess.legacy(ctx, m)
 	case "server/discover":
 		if !meta.modern {
 			return nil, errorf(codeMethodNotFound, "method %q needs protocol version %s in _meta", m.Method, modernVersion)
 		}
 		result = map[string]any{"supportedVersions": supportedVersions, "capabilities": sess.srv.capabilities(true),
-			"instructions": sess.srv.instructions(), "_meta": map[string]any{metaServerInfo: sess.srv.info()}}
+			"instructions": sess.srv.instructions(ctx), "_meta": map[string]any{metaServerInfo: sess.srv.info()}}
 	case "tools/list":
 		result, rerr = sess.srv.listTools(m.Params)
 	case "tools/call":
@@ -488,7 +488,7 @@ func (sess *session) dispatch(ctx context.Context, m *message) (any, *rpcError) 
 }
 
 // legacy serves the methods of the initialize era.
-func (sess *session) legacy(m *message) (map[string]any, *rpcError) {
+func (sess *session) legacy(ctx context.Context, m *message) (map[string]any, *rpcError) {
 	switch m.Method {
 	case "initialize":
 		var p struct {
@@ -505,7 +505,7 @@ func (sess *session) legacy(m *message) (map[string]any, *rpcError) {
 		sess.version = v
 		sess.mu.Unlock()
 		return map[string]any{"protocolVersion": v, "capabilities": sess.srv.capabilities(false),
-			"serverInfo": sess.srv.info(), "instructions": sess.srv.instructions()}, nil
+			"serverInfo": sess.srv.info(), "instructions": sess.srv.instructions(ctx)}, nil
 	case "logging/setLevel":
 		var p struct {
 			Level string `json:"level"`
