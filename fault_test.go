@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,12 +138,7 @@ func TestGiteaFaults(t *testing.T) {
 // TestNetworkFaults covers faults below HTTP: a refused connection, a name
 // that does not resolve, and TLS failures; and GITEA_CA_FILE.
 func TestNetworkFaults(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String()
-	ln.Close() // nothing listens there any more
+	refused := "http://" + refusedAddr(t)
 	tlsGitea := newScriptedGiteaTLS(t).user("alice").json("/repos/alice/demo", map[string]any{"full_name": "alice/demo"})
 	plain := newScriptedGitea(t)
 	ssh, err := net.Listen("tcp", "127.0.0.1:0") // speaks neither TLS nor HTTP
@@ -304,4 +300,23 @@ func TestE2ERedirect(t *testing.T) {
 	if err != nil || string(data) != "[]\n" && string(data) != "[]" {
 		t.Errorf("issues of the renamed repository: %s, %v; want none", data, err)
 	}
+}
+
+// refusedAddr returns a loopback address that refuses connections for the
+// whole test: its port is bound by a socket that never listens, so no other
+// server, in this test binary or another process, can be handed that port.
+func refusedAddr(t *testing.T) string {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
