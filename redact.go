@@ -638,9 +638,10 @@ var invisibleCarriers = []invisibleCarrier{
 // invisible carrier, a bit for each second byte (a continuation byte, 0x80 to
 // 0xBF) that one of them has: two loads rule out almost every other text.
 var invisibleSeconds = func() (t [256]uint64) {
+	var b [utf8.UTFMax]byte
 	for _, c := range invisibleCarriers {
 		for r := c.lo; r <= c.hi; r++ {
-			b := utf8.AppendRune(nil, r)
+			utf8.EncodeRune(b[:], r)
 			t[b[0]] |= 1 << (b[1] & 0x3f)
 		}
 	}
