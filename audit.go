@@ -526,10 +526,12 @@ func conflictMarkers(file string) []string {
 	if err != nil {
 		return []string{fmt.Sprintf("cannot read %s: %v", file, err)}
 	}
-	for i, line := range bytes.Split(data, []byte("\n")) {
+	for i := 1; len(data) > 0; i++ {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte("\n")) // one line at a time: no slice of every line
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if bytes.HasPrefix(line, []byte("<<<<<<< ")) || bytes.HasPrefix(line, []byte(">>>>>>> ")) || string(line) == "=======" {
-			return []string{fmt.Sprintf("conflict marker in %s at line %d", file, i+1)}
+			return []string{fmt.Sprintf("conflict marker in %s at line %d", file, i)}
 		}
 	}
 	return nil
