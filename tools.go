@@ -143,8 +143,11 @@ func newCatalog(ops []*operation, include, disabled, profile string) (*catalog, 
 		}
 	}
 	for _, p := range patterns {
-		n := 0
-		for _, op := range ops {
+		n, cands := 0, ops
+		if op := c.byID[p]; op != nil && p != "all" {
+			cands = []*operation{op} // an operationId (no pattern characters) matches only itself
+		}
+		for _, op := range cands {
 			ok, err := path.Match(p, op.ID)
 			if err != nil {
 				return nil, fmt.Errorf("GITEA_MCP_TOOLS: bad pattern %q", p)
