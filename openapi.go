@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -84,6 +83,8 @@ type swaggerSchema struct {
 // operationId. Only what every operation needs is decoded at start (id,
 // method, route, summary, tags); parameters and definitions are decoded when
 // a schema first needs them, so the server starts in a few milliseconds.
+// The paths are walked in place, not split into maps: a route or method
+// given twice is read twice, and its operationId is then a duplicate.
 func parseOpenAPI(doc []byte) ([]*operation, error) {
 	top, err := members(doc)
 	if err != nil {
@@ -92,60 +93,100 @@ func parseOpenAPI(doc []byte) ([]*operation, error) {
 	if v := string(bytes.TrimSpace(top["swagger"])); v != `"2.0"` {
 		return nil, fmt.Errorf("openapi document: swagger version %s, want \"2.0\"", v)
 	}
-	paths, err := members(top["paths"])
-	if err != nil {
-		return nil, fmt.Errorf("openapi document: paths: %w", err)
-	}
 	defs := &definitions{raw: top["definitions"], respRaw: top["responses"]}
 	var ops []*operation
-	seen := map[string]bool{}
-	for route, item := range paths {
-		methods, err := members(item)
+	var bad error // the first path item or operation that cannot be read
+	err = eachMember(top["paths"], func(route string, item []byte) bool {
+		err := eachMember(item, func(method string, raw []byte) bool {
+			if slices.Contains(httpMethods, method) { // not "parameters" or an extension
+				var op *operation
+				if op, bad = readOperation(method, route, raw, defs); bad == nil {
+					ops = append(ops, op)
+				}
+			}
+			return bad == nil
+		})
 		if err != nil {
-			return nil, fmt.Errorf("openapi document: %s: %w", route, err)
+			bad = fmt.Errorf("openapi document: %s: %w", route, err)
 		}
-		for method, raw := range methods {
-			if !slices.Contains(httpMethods, method) {
-				continue // "parameters" and extensions
-			}
-			// Only the members every operation needs are read now, stopping
-			// once they are found: Gitea's document has them before the
-			// parameters and responses, which are read when a schema is built.
-			op := &operation{Method: strings.ToUpper(method), Route: route, raw: raw, defs: defs}
-			found := 0
-			err := eachMember(raw, func(key string, v []byte) bool {
-				var err error
-				switch key {
-				case "operationId":
-					op.ID, err = decodeString(v)
-				case "summary":
-					op.Summary, err = decodeString(v)
-				case "tags":
-					err = json.Unmarshal(v, &op.Tags)
-				default:
-					return true
-				}
-				if err != nil {
-					op.ID = "" // reported below
-				}
-				found++
-				return found < 3
-			})
-			if err != nil {
-				return nil, fmt.Errorf("openapi document: %s %s: %w", method, route, err)
-			}
-			if !validToolName(op.ID) || seen[op.ID] {
-				return nil, fmt.Errorf("openapi document: %s %s: missing, invalid or duplicate operationId %q", method, route, op.ID)
-			}
-			seen[op.ID] = true
-			ops = append(ops, op)
-		}
-	}
-	if len(ops) == 0 {
+		return bad == nil
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("openapi document: paths: %w", err)
+	case bad != nil:
+		return nil, bad
+	case len(ops) == 0:
 		return nil, fmt.Errorf("openapi document: no operations")
 	}
-	sort.Slice(ops, func(i, j int) bool { return ops[i].ID < ops[j].ID })
+	slices.SortFunc(ops, func(a, b *operation) int { return strings.Compare(a.ID, b.ID) })
+	for i := 1; i < len(ops); i++ {
+		if op := ops[i]; op.ID == ops[i-1].ID {
+			return nil, fmt.Errorf("openapi document: %s %s: missing, invalid or duplicate operationId %q", strings.ToLower(op.Method), op.Route, op.ID)
+		}
+	}
 	return ops, nil
+}
+
+// readOperation reads the members every operation needs, stopping once they
+// are found: Gitea's document has them before the parameters and responses,
+// which are read when a schema is built.
+func readOperation(method, route string, raw []byte, defs *definitions) (*operation, error) {
+	op := &operation{Method: strings.ToUpper(method), Route: route, raw: raw, defs: defs}
+	found := 0
+	err := eachMember(raw, func(key string, v []byte) bool {
+		var err error
+		switch key {
+		case "operationId":
+			op.ID, err = decodeString(v)
+		case "summary":
+			op.Summary, err = decodeString(v)
+		case "tags":
+			op.Tags, err = decodeStrings(v)
+		default:
+			return true
+		}
+		if err != nil {
+			op.ID = "" // reported below
+		}
+		found++
+		return found < 3
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openapi document: %s %s: %w", method, route, err)
+	}
+	if !validToolName(op.ID) {
+		return nil, fmt.Errorf("openapi document: %s %s: missing, invalid or duplicate operationId %q", method, route, op.ID)
+	}
+	return op, nil
+}
+
+// decodeStrings decodes a JSON array of strings such as an operation's tags.
+// A plain array is split with the scanner (encoding/json's reflection took a
+// sixth of the start-up parse); anything else goes to encoding/json, whose
+// result and errors stand.
+func decodeStrings(v []byte) ([]string, error) {
+	var out []string
+	for i := 1; len(v) > 1 && v[0] == '['; {
+		i = skipSpace(v, i)
+		end, err := skipValue(v, i)
+		if err != nil || end == i {
+			break
+		}
+		s, err := decodeString(v[i:end])
+		if err != nil {
+			break
+		}
+		out = append(out, s)
+		if i = skipSpace(v, end); i == len(v)-1 && v[i] == ']' {
+			return out, nil
+		} else if i >= len(v) || v[i] != ',' {
+			break
+		}
+		i++
+	}
+	out = nil
+	return out, json.Unmarshal(v, &out)
 }
 
 // httpMethods are the operation keys of an OpenAPI path item.

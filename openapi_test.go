@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -129,6 +130,82 @@ func FuzzMembers(f *testing.F) {
 			if !json.Valid(v) {
 				t.Fatalf("members(%q): member %q = %q is not valid JSON", b, k, v)
 			}
+		}
+	})
+}
+
+// TestParseOpenAPIErrors: a document parseOpenAPI cannot read whole is
+// refused, naming what is wrong; a route or method given twice yields a
+// duplicate operationId rather than one copy silently winning.
+func TestParseOpenAPIErrors(t *testing.T) {
+	get := func(id string) string { return `{"operationId":"` + id + `","summary":"s","tags":["t"]}` }
+	for _, tc := range []struct{ doc, want string }{
+		{`[]`, "openapi document: not a JSON object"},
+		{`{"swagger":"3.0","paths":{}}`, `openapi document: swagger version "3.0", want "2.0"`},
+		{`{"swagger":"2.0","paths":[]}`, "openapi document: paths: not a JSON object"},
+		{`{"swagger":"2.0","paths":{"/a":{"parameters":[]}}}`, "openapi document: no operations"},
+		{`{"swagger":"2.0","paths":{"/a":[]}}`, "openapi document: /a: not a JSON object"},
+		{`{"swagger":"2.0","paths":{"/a":{"get":{"operationId":1}}}}`, `openapi document: get /a: missing, invalid or duplicate operationId ""`},
+		{`{"swagger":"2.0","paths":{"/a":{"get":{"operationId":"x y"}}}}`, `openapi document: get /a: missing, invalid or duplicate operationId "x y"`},
+		{`{"swagger":"2.0","paths":{"/a":{"get":{"operationId":"x","tags":"t"}}}}`, `openapi document: get /a: missing, invalid or duplicate operationId ""`},
+		{`{"swagger":"2.0","paths":{"/a":{"get":` + get("x") + `},"/b":{"post":` + get("x") + `}}}`, `openapi document: post /b: missing, invalid or duplicate operationId "x"`},
+		{`{"swagger":"2.0","paths":{"/a":{"get":` + get("x") + `},"/a":{"get":` + get("y") + `}}}`, ""},
+		{`{"swagger":"2.0","paths":{"/a":{"get":` + get("x") + `,"get":` + get("x") + `}}}`, `openapi document: get /a: missing, invalid or duplicate operationId "x"`},
+	} {
+		_, err := parseOpenAPI([]byte(tc.doc))
+		if got := fmt.Sprint(err); tc.want != "" && got != tc.want || tc.want == "" && err != nil {
+			t.Errorf("parseOpenAPI(%s): error %s, want %q", tc.doc, got, tc.want)
+		}
+	}
+}
+
+// TestDecodeStrings: the scanner's split of a string array agrees with
+// encoding/json, to which anything but a plain array goes.
+func TestDecodeStrings(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{in: `["repository"]`, want: []string{"repository"}},
+		{in: `[ "a" , "b\u00e9\"" ]`, want: []string{"a", `bé"`}},
+		{in: `[]`, want: []string{}},
+		{in: `null`},
+		{in: `["a",null]`, want: []string{"a", ""}},
+		{in: `["a",]`, err: true},
+		{in: `["a" "b"]`, err: true},
+		{in: `["a",1]`, err: true},
+		{in: `[["a"]]`, err: true},
+		{in: `"a"`, err: true},
+		{in: `["a"`, err: true},
+	} {
+		got, err := decodeStrings([]byte(tc.in))
+		if (err != nil) != tc.err {
+			t.Errorf("decodeStrings(%s): error %v, want error %v", tc.in, err, tc.err)
+		} else if diff := cmp.Diff(tc.want, got); !tc.err && diff != "" {
+			t.Errorf("decodeStrings(%s) mismatch (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// FuzzDecodeStrings checks decodeStrings against encoding/json: what it
+// decodes into a string array, decodeStrings decodes the same; it never
+// panics on anything else.
+func FuzzDecodeStrings(f *testing.F) {
+	for _, s := range []string{`["a","b"]`, `[]`, `null`, `["\u00e9\n",null]`, `["a",]`, `[1]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := decodeStrings(b)
+		var want []string
+		if json.Unmarshal(b, &want) != nil {
+			return
+		}
+		if err != nil {
+			t.Fatalf("decodeStrings(%q): %v on a valid array", b, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("decodeStrings(%q) mismatch (-want +got):\n%s", b, diff)
 		}
 	})
 }
