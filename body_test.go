@@ -288,7 +288,7 @@ func FuzzCanonicalBody(f *testing.F) {
 		if op.ID == "repoSubmitPullReview" {
 			args["id"] = json.Number("2")
 		}
-		if _, _, _, err := s.exec.resolve(&request{op: op, args: args}); err != nil {
+		if _, _, _, _, err := s.exec.resolve(&request{op: op, args: args}); err != nil {
 			return // refused: as strong as any decision
 		}
 		schema, _ := op.inputSchema()
@@ -326,7 +326,7 @@ func BenchmarkCanonicalDecision(b *testing.B) {
 	}
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	for b.Loop() {
-		params, _, _, err := s.exec.resolve(&request{op: op, args: args})
+		_, params, _, _, err := s.exec.resolve(&request{op: op, args: args})
 		if err != nil {
 			b.Fatal(err)
 		}

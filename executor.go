@@ -176,7 +176,7 @@ func refused(err error) *envelope {
 
 func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	op := r.op
-	pathParams, query, body, err := x.resolve(r)
+	p, pathParams, query, body, err := x.resolve(r)
 	if err != nil {
 		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: op, args: r.args, rule: "argument validation", reason: err.Error()})
 		return refused(err)
@@ -189,11 +189,6 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	if c.token == "" {
 		return fail("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
 	}
-	p, err := x.routes().expand(op.routeSpec(), pathParams)
-	if err != nil {
-		x.refuse(ctx, refusal{tool: r.tool, action: r.action, op: op, args: r.args, rule: "argument validation", reason: err.Error()})
-		return fail("invalid_request", err.Error())
-	}
 	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
 	args := r.args
 	if _, named := args["body"]; !named && schemaKind(body) == "object" {
@@ -205,14 +200,13 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
 	d.Action = r.action
 	if !d.Allowed {
-		x.record(ctx, d, prof, c, op.Method, p, 0)
-		env := &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID},
+		x.audited(ctx, auditEntryFor(d, prof, c.sudo, op.Method, p, 0))
+		return &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID},
 			UntrustedContent: untrustedNotice, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
-		return env
 	}
 	ex, err := x.send(ctx, op, p, query, body)
 	if d.RequiredPermission != permRead {
-		x.record(ctx, d, prof, c, op.Method, p, ex.status)
+		x.audited(ctx, auditEntryFor(d, prof, c.sudo, op.Method, p, ex.status))
 	}
 	if err != nil {
 		return x.failure(ctx, ex, err, red)
@@ -431,28 +425,24 @@ func (x *executor) live(ctx context.Context, opID string, params map[string]stri
 	return err == nil && ex.status == http.StatusOK && json.Unmarshal(ex.body, v) == nil
 }
 
-// record audits one mutation attempt the policy decided.
-func (x *executor) record(ctx context.Context, d decision, prof *profile, c *caller, method, path string, status int) {
-	x.audited(ctx, auditEntryFor(d, prof, c.sudo, method, path, status))
-}
-
 // resolve validates a request's arguments against its operation's input
-// schema and splits them into path parameters, query and body. It is the one
+// schema, splits them into path parameters, query and body, and encodes the
+// path (expand). It is the one
 // place every door's arguments are validated (the generated tools,
 // gitea_call_operation, gitea_api_request, the workflow tools' steps): a body
 // member the schema does not document, in any spelling Gitea would fold into
 // a documented one, is refused here, so the policy and Gitea see the same
 // body.
-func (x *executor) resolve(r *request) (map[string]string, url.Values, any, error) {
+func (x *executor) resolve(r *request) (string, map[string]string, url.Values, any, error) {
 	params := map[string]string{}
 	q := url.Values{}
 	var body any
 	schema, err := r.op.inputSchema()
 	if err != nil {
-		return nil, nil, nil, err
+		return "", nil, nil, nil, err
 	}
 	if err := schema.Validate(r.args); err != nil {
-		return nil, nil, nil, &kindError{"invalid_arguments", err}
+		return "", nil, nil, nil, &kindError{"invalid_arguments", err}
 	}
 	for _, p := range r.op.params {
 		v, ok := r.args[p.Name]
@@ -469,16 +459,17 @@ func (x *executor) resolve(r *request) (map[string]string, url.Values, any, erro
 		case "formData":
 			s, _ := v.(string)
 			if n := base64.StdEncoding.DecodedLen(len(s)); n > x.cfg.maxBinary {
-				return nil, nil, nil, &kindError{"payload_too_large", fmt.Errorf("%s: %d bytes decoded would exceed MAX_BINARY_BYTES (%d)", p.Name, n, x.cfg.maxBinary)}
+				return "", nil, nil, nil, &kindError{"payload_too_large", fmt.Errorf("%s: %d bytes decoded would exceed MAX_BINARY_BYTES (%d)", p.Name, n, x.cfg.maxBinary)}
 			}
 			content, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
+				return "", nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
 			}
 			body = formFile{field: p.Name, content: content}
 		}
 	}
-	return params, q, body, nil
+	p, err := x.routes().expand(r.op.routeSpec(), params)
+	return p, params, q, body, err
 }
 
 // formFile is a file upload sent as multipart/form-data.
