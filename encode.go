@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -62,12 +63,7 @@ var wildcardParams = []wildcardRule{
 
 // isWildcard reports whether param of route may span several segments.
 func isWildcard(route, param string) bool {
-	for _, r := range wildcardParams {
-		if r.route == route && r.param == param {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(wildcardParams, func(r wildcardRule) bool { return r.route == route && r.param == param })
 }
 
 // encodePath fills the {name} placeholders of route, an OpenAPI route template
@@ -105,16 +101,11 @@ func encodePath(route string, params map[string]string) (string, error) {
 		if rest != "" && rest[0] != '/' && strings.IndexByte(v, rest[0]) >= 0 {
 			return "", fmt.Errorf("path parameter %q: %q not allowed in this route", name, rest[:1])
 		}
-		if !wild {
-			b.WriteString(url.PathEscape(v))
-			continue
+		esc := url.PathEscape(v) // "/" as %2F; any other "%" begins a %XX of its own
+		if wild {
+			esc = strings.ReplaceAll(esc, "%2F", "/")
 		}
-		for k, seg := range strings.Split(v, "/") {
-			if k > 0 {
-				b.WriteByte('/')
-			}
-			b.WriteString(url.PathEscape(seg))
-		}
+		b.WriteString(esc)
 	}
 }
 
@@ -393,10 +384,7 @@ func scalar(v any) string {
 	case json.Number:
 		return v.String()
 	case bool:
-		if v {
-			return "true"
-		}
-		return "false"
+		return strconv.FormatBool(v)
 	}
 	return string(encode(v))
 }

@@ -305,7 +305,8 @@ type livePR struct {
 // request writes to its head. The head repository, which the path does not
 // name, must be within the profile's repositories, as must a migration's
 // source on this Gitea and the upstream a fork merges from, and no issue a
-// merged pull request's title or description references may lie outside them. It returns the permission and reason of a refusal, or "", "".
+// merged pull request's title or description references may lie outside
+// them. It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		body, _ := args["body"].(map[string]any)
@@ -427,12 +428,11 @@ func (x *executor) live(ctx context.Context, opID string, params map[string]stri
 
 // resolve validates a request's arguments against its operation's input
 // schema, splits them into path parameters, query and body, and encodes the
-// path (expand). It is the one
-// place every door's arguments are validated (the generated tools,
-// gitea_call_operation, gitea_api_request, the workflow tools' steps): a body
-// member the schema does not document, in any spelling Gitea would fold into
-// a documented one, is refused here, so the policy and Gitea see the same
-// body.
+// path (expand). It is the one place every door's arguments are validated
+// (the generated tools, gitea_call_operation, gitea_api_request, the
+// workflow tools' steps): a body member the schema does not document, in any
+// spelling Gitea would fold into a documented one, is refused here, so the
+// policy and Gitea see the same body.
 func (x *executor) resolve(r *request) (string, map[string]string, url.Values, any, error) {
 	params := map[string]string{}
 	q := url.Values{}
@@ -515,11 +515,7 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 	_, c := x.active(ctx)
 	var resp *http.Response
 	for {
-		var rd io.Reader
-		if contentType != "" {
-			rd = bytes.NewReader(payload)
-		}
-		req, err := http.NewRequestWithContext(ctx, op.Method, u, rd)
+		req, err := http.NewRequestWithContext(ctx, op.Method, u, bytes.NewReader(payload)) // none: no body
 		if err != nil {
 			return ex, err
 		}

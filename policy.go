@@ -11,6 +11,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -341,16 +342,7 @@ func landingBranch(id string, args map[string]any, params map[string]string) (st
 		return "", false
 	}
 	body, _ := args["body"].(map[string]any)
-	for _, f := range from {
-		v := params[strings.Trim(f, "{}")]
-		if !strings.HasPrefix(f, "{") {
-			v, _ = body[f].(string)
-		}
-		if v != "" {
-			return strings.TrimPrefix(v, "refs/heads/"), true
-		}
-	}
-	return "", true
+	return strings.TrimPrefix(pick(from, body, params, ""), "refs/heads/"), true
 }
 
 // repoTarget says where the body of an operation names a repository it
@@ -429,7 +421,8 @@ func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
 		if perm, known := r.values[v]; ok && known {
 			return perm, ""
 		}
-		return "", fmt.Sprintf("%s: %s must be one of %s, given once as a string; nothing was sent", op.ID, r.field, strings.Join(sortedKeys(r.values), ", "))
+		values := slices.DeleteFunc(slices.Sorted(maps.Keys(r.values)), func(k string) bool { return k == "" })
+		return "", fmt.Sprintf("%s: %s must be one of %s, given once as a string; nothing was sent", op.ID, r.field, strings.Join(values, ", "))
 	}
 	for i := range permRules {
 		if permRules[i].matches(op) {
@@ -437,18 +430,6 @@ func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
 		}
 	}
 	return "", fmt.Sprintf("%s %s (%s) maps to no canonical operation; it is denied", op.Method, op.Route, op.ID)
-}
-
-// sortedKeys returns the non-empty keys of m, sorted.
-func sortedKeys(m map[string]string) []string {
-	var keys []string
-	for k := range m {
-		if k != "" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // allowsRepo reports whether owner/repo is within p's repositories (case-insensitive globs).
@@ -507,11 +488,7 @@ func (p *profile) refOutside(v any) string {
 			}
 		}
 	case map[string]any:
-		for _, e := range v {
-			if r := p.refOutside(e); r != "" {
-				return r
-			}
-		}
+		return p.refOutside(slices.Collect(maps.Values(v)))
 	case []any:
 		for _, e := range v {
 			if r := p.refOutside(e); r != "" {
@@ -681,13 +658,10 @@ func permitted(p *profile, perm string) (bool, string) {
 // by prAuthor: approving or merging one's own pull request is denied, and so is
 // either when the login or the author is unknown.
 func selfActionDenied(perm, login, prAuthor string) (bool, string) {
-	op, err := normalizeOperation(perm)
-	if err != nil || op != permApprove && op != permMerge {
+	op, _ := normalizeOperation(perm)
+	verb := map[string]string{permApprove: "approve", permMerge: "merge"}[op]
+	if verb == "" {
 		return false, ""
-	}
-	verb := "approve"
-	if op == permMerge {
-		verb = "merge"
 	}
 	if login == "" || prAuthor == "" {
 		return true, fmt.Sprintf("cannot compare the pull request author with the authenticated identity; refusing to %s", verb)

@@ -31,7 +31,7 @@ const (
 // canonicalOps lists every canonical Gitea operation with the one line README.md shows for it
 // (TestCanonicalOpsREADME checks the table).
 // gitea-owner is allowed all of them; there is no wildcard spelling (`gitea.*` is unknown).
-var canonicalOps = []struct{ name, doc string }{
+var canonicalOps = []canonicalOp{
 	{"gitea.read", "every GET request: repositories, issues, pull requests, files, identity"},
 	{"gitea.query", "read-only requests sent as POST: render markdown or markup, bulk file contents"},
 	{"gitea.issue.create", "open an issue"},
@@ -68,6 +68,9 @@ var canonicalOps = []struct{ name, doc string }{
 	{"gitea.admin.system", "site administration: cron tasks, system webhooks, unadopted repositories, instance runners, repository git hooks (server-side scripts)"},
 }
 
+// canonicalOp is a canonical operation and its line in README.md.
+type canonicalOp struct{ name, doc string }
+
 // isCanonical is the set of canonicalOps names.
 var isCanonical = func() map[string]bool {
 	m := make(map[string]bool, len(canonicalOps))
@@ -93,18 +96,6 @@ var operationAliases = map[string]string{
 	"open_pr":         "gitea.pr.create",
 }
 
-// knownGiteaAreas are the first segments of canonical names; a dotted name
-// starting with one of them is ambiguous rather than cross-service.
-var knownGiteaAreas = func() map[string]bool {
-	m := map[string]bool{}
-	for _, op := range canonicalOps {
-		if parts := strings.Split(op.name, "."); len(parts) == 3 {
-			m[parts[1]] = true
-		}
-	}
-	return m
-}()
-
 // normalizeOperation returns the canonical Gitea operation that name
 // spells: a canonical name or an entry of the alias table, nothing else. A
 // dotted name of another service (jenkins.read) is not a Gitea operation, and
@@ -123,7 +114,7 @@ func normalizeOperation(name string) (string, error) {
 		return "", fmt.Errorf("operation %q: unknown gitea operation", name)
 	case !dotted:
 		return "", fmt.Errorf("operation %q: unknown gitea operation (not in the alias table)", name)
-	case knownGiteaAreas[first]:
+	case slices.ContainsFunc(canonicalOps, func(op canonicalOp) bool { return strings.HasPrefix(op.name, "gitea."+first+".") }): // an area of Gitea's
 		return "", fmt.Errorf("operation %q: ambiguous; spell it gitea.%s or use an alias", name, name)
 	}
 	return "", fmt.Errorf("operation %q: belongs to service %q, not %q", name, first, "gitea")
@@ -457,10 +448,7 @@ func selectProfile(cfg *profileConfig, name string, tokenOf func(string) string)
 		return nil, tokenOf(defaultToken), nil
 	}
 	if cfg == nil {
-		var err error
-		if cfg, err = loadProfiles(""); err != nil {
-			return nil, "", err
-		}
+		cfg, _ = parseProfiles(nil) // the built-ins: no error
 	}
 	p := cfg.profiles[name]
 	if p == nil {
