@@ -536,12 +536,10 @@ func (x *executor) send(ctx context.Context, op *operation, p string, query url.
 		}
 		resp.Body.Close()
 		ex.retries++
-		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ex, ctx.Err()
-		case <-t.C:
+		case <-time.After(wait): // collected once unreferenced (Go 1.23)
 		}
 	}
 	defer resp.Body.Close()
