@@ -107,12 +107,28 @@ func TestE2EOAuthGiteaPublicURL(t *testing.T) {
 		}
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}}
-	resp, _ := giteaAuthorize(t, g, c, "alice")
-	tok := c.exchange(t, c.back(t, resp).Get("code"))
-	if who, err := mcpWhoami(public, tok.Access, mcpSession(t, public, tok.Access)); err != nil || str(who["login"]) != "alice" {
+	authResp, _ := giteaAuthorize(t, g, c, "alice")
+	tok := c.exchange(t, c.back(t, authResp).Get("code"))
+	sid := mcpSession(t, public, tok.Access)
+	if who, err := mcpWhoami(public, tok.Access, sid); err != nil || str(who["login"]) != "alice" {
 		t.Errorf("gitea_whoami after signing in: %v %v", who, err)
 	}
+	// A call acts as the login Gitea gave at sign-in, which the access token
+	// carries: the server asks Gitea for the repository, not again who alice is.
+	owner, repo := ownerRepo(g)
 	mu.Lock()
+	asked := internal["/api/v1/user"]
+	mu.Unlock()
+	resp, body, err := mcpPost(public, tok.Access, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"gitea_call_operation",`+
+		`"arguments":{"operation":"repoGet","arguments":{"owner":%q,"repo":%q}}}}`, owner, repo))
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\"login\":\"alice\"`) || !strings.Contains(string(body), `\"status\":200`) {
+		t.Errorf("repoGet as alice: %v %.300s", err, body)
+	}
+	mu.Lock()
+	if internal["/api/v1/user"] != asked || internal["/api/v1/repos/"+owner+"/"+repo] != 1 {
+		t.Errorf("repoGet asked Gitea %d more times who the user is and %d times for the repository; want 0 and 1",
+			internal["/api/v1/user"]-asked, internal["/api/v1/repos/"+owner+"/"+repo])
+	}
 	t.Logf("the server's own requests to GITEA_URL: %v", internal)
 	if internal["/login/oauth/access_token"] != 1 || internal["/login/oauth/authorize"] != 0 || internal["/user/login"] != 0 {
 		t.Errorf("want only the server's token request at GITEA_URL, no browser's: %v", internal)

@@ -313,6 +313,7 @@ type httpPeek struct {
 	decoded bool   // msg decoded without error
 	name    string // params.name when a string
 	meta    string // params._meta's protocol version when a string
+	sse     bool   // answer as a server-sent event: the client does not accept JSON
 }
 
 // peek decodes what routing needs from a message and reports whether it is
@@ -328,7 +329,9 @@ func peek(body []byte) (*httpPeek, bool) {
 		Name json.RawMessage            `json:"name"`
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
-	_ = json.Unmarshal(p.msg.Params, &params)
+	if len(p.msg.Params) > 0 && json.Unmarshal(p.msg.Params, &params) == nil {
+		p.msg.meta, p.msg.metaRead = params.Meta, true // what requestMeta would decode
+	}
 	_ = json.Unmarshal(params.Name, &p.name)
 	_ = json.Unmarshal(params.Meta[metaVersion], &p.meta)
 	return p, true
@@ -359,9 +362,10 @@ func (p *httpPeek) handle(ctx context.Context, sess *session, body []byte) []byt
 // -32022.
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Values("Accept")
+	sse := !accepts(accept, "application/json")
 	ct, ctParams, ctErr := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
-	case !accepts(accept, "application/json") && !accepts(accept, "text/event-stream"):
+	case sse && !accepts(accept, "text/event-stream"):
 		httpFail(w, http.StatusNotAcceptable, nil, errorf(codeInvalidRequest, "Accept must allow application/json or text/event-stream"))
 		return
 	case ctErr != nil || ct != "application/json" || ctParams["charset"] != "" && !strings.EqualFold(ctParams["charset"], "utf-8"):
@@ -386,6 +390,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		httpFail(w, http.StatusBadRequest, nil, errorf(codeParse, "parse error: the body is not one JSON value"))
 		return
 	}
+	p.sse = sse
 	if batch || p.msg.ID != nil { // a request; a notification (a cancellation) always gets through
 		select {
 		case t.slots <- struct{}{}:
@@ -407,7 +412,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	default:
 		if hs := t.session(w, r); hs != nil {
 			defer t.release(hs)
-			reply(w, r, http.StatusOK, p.handle(r.Context(), hs.session, body))
+			reply(w, p.sse, http.StatusOK, p.handle(r.Context(), hs.session, body))
 		}
 	}
 }
@@ -437,7 +442,7 @@ func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body [
 	case p.msg.Method == "tools/call" && (!ok || hname == "" || hname != p.name):
 		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, params.name %q", hdrName, r.Header.Get(hdrName), p.name)
 	case p.msg.ID != nil:
-		_, e = sess.requestMeta(p.msg.Params)
+		_, e = sess.requestMeta(&p.msg)
 	}
 	if e != nil {
 		httpFail(w, http.StatusBadRequest, p.id(), e)
@@ -450,7 +455,7 @@ func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body [
 	if bytes.Contains(out, fmt.Appendf(nil, `"code":%d`, codeMethodNotFound)) && json.Unmarshal(out, &res) == nil && res.Error != nil && res.Error.Code == codeMethodNotFound {
 		status = http.StatusNotFound
 	}
-	reply(w, r, status, out)
+	reply(w, p.sse, status, out)
 }
 
 // initialize starts a session with the initialize request in body and
@@ -475,7 +480,7 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, body 
 	} else {
 		t.end(hs)
 	}
-	reply(w, r, http.StatusOK, out)
+	reply(w, p.sse, http.StatusOK, out)
 }
 
 // get streams the session's server-initiated messages as server-sent events
@@ -611,13 +616,13 @@ func (t *httpTransport) endLocked(hs *httpSession) {
 }
 
 // reply writes a JSON-RPC response whole: as JSON, or as one server-sent
-// event to a client that accepts only text/event-stream; nil is a 202.
-func reply(w http.ResponseWriter, r *http.Request, status int, out []byte) {
+// event (sse) to a client that accepts only text/event-stream; nil is a 202.
+func reply(w http.ResponseWriter, sse bool, status int, out []byte) {
 	if out == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if accept := r.Header.Values("Accept"); !accepts(accept, "application/json") {
+	if sse {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(status)
 		fmt.Fprintf(w, "event: message\ndata: %s\n\n", out)
@@ -648,7 +653,7 @@ func accepts(header []string, want string) bool {
 	}
 	typ, _, _ := strings.Cut(want, "/")
 	best, q := 0, 0.0
-	for _, rng := range strings.Split(strings.Join(header, ","), ",") {
+	for rng := range strings.SplitSeq(strings.Join(header, ","), ",") {
 		mt, params, err := mime.ParseMediaType(rng)
 		level := 0 // how specifically the range names want
 		switch {
@@ -696,7 +701,12 @@ func sessionOwner(r *http.Request) string {
 }
 
 // authenticate checks a request's credentials: the static bearer token, or in
-// OAuth mode an access token, whose user becomes the request's caller.
+// OAuth mode an access token, whose user becomes the request's caller. The
+// caller's login is the one Gitea gave for the token's Gitea token when the
+// token was issued (sign-in or refresh): the seal cannot be altered, and ends
+// with that Gitea token and within an hour, so the executor need not ask
+// Gitea again on every request. Gitea still judges every request by the
+// Gitea token itself, so a revoked one is refused.
 func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
 	if t.oauth == nil {
 		if !t.cfg.authorized(r) {
@@ -715,7 +725,7 @@ func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
 	if s.Aud != t.oauth.resource() {
 		return r, errAudience
 	}
-	ctx := context.WithValue(r.Context(), callerKey{}, &caller{token: s.Token, mode: "oauth"})
+	ctx := context.WithValue(r.Context(), callerKey{}, &caller{token: s.Token, mode: "oauth", login: s.Login})
 	return r.WithContext(context.WithValue(ctx, oauthOwnerKey{}, s.Client+" "+s.Login)), nil
 }
 

@@ -77,6 +77,12 @@ type message struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+
+	// meta is params' _meta when whoever decoded the message decoded params
+	// too (metaRead: the HTTP transport's routing), so that it is not
+	// decoded again.
+	meta     map[string]json.RawMessage
+	metaRead bool
 }
 
 // response is one outgoing JSON-RPC response.
@@ -401,17 +407,19 @@ type reqMeta struct {
 
 // requestMeta reads the per-request _meta of the stateless era, or falls back
 // to what the session negotiated.
-func (sess *session) requestMeta(params json.RawMessage) (reqMeta, *rpcError) {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if len(params) > 0 {
-		if err := json.Unmarshal(params, &p); err != nil {
+func (sess *session) requestMeta(m *message) (reqMeta, *rpcError) {
+	meta := m.meta
+	if !m.metaRead && len(m.Params) > 0 {
+		var p struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return reqMeta{}, errorf(codeInvalidParams, "invalid params: %v", err)
 		}
+		meta = p.Meta
 	}
 	var v string
-	if raw, ok := p.Meta[metaVersion]; ok {
+	if raw, ok := meta[metaVersion]; ok {
 		if json.Unmarshal(raw, &v) != nil {
 			return reqMeta{}, errorf(codeInvalidParams, "invalid params: _meta %q must be a string", metaVersion)
 		}
@@ -420,13 +428,14 @@ func (sess *session) requestMeta(params json.RawMessage) (reqMeta, *rpcError) {
 		if v != modernVersion {
 			return reqMeta{}, unsupportedVersion(v)
 		}
-		var caps map[string]any
-		if json.Unmarshal(p.Meta[metaCapabilities], &caps) != nil || caps == nil {
+		// A decoded value is valid JSON without space around it: an object
+		// starts with '{'.
+		if caps := meta[metaCapabilities]; len(caps) == 0 || caps[0] != '{' {
 			return reqMeta{}, errorf(codeInvalidParams, "invalid params: missing or invalid _meta %q", metaCapabilities)
 		}
 		lvl := levelOff
 		var name string
-		if json.Unmarshal(p.Meta[metaLogLevel], &name) == nil {
+		if raw, ok := meta[metaLogLevel]; ok && json.Unmarshal(raw, &name) == nil {
 			if l, ok := levelByName(name); ok {
 				lvl = l
 			}
@@ -449,7 +458,7 @@ func (sess *session) dispatch(ctx context.Context, m *message) (any, *rpcError) 
 	if len(m.Params) > 0 && !bytes.HasPrefix(bytes.TrimSpace(m.Params), []byte("{")) {
 		return nil, errorf(codeInvalidParams, "invalid params: params must be an object")
 	}
-	meta, rerr := sess.requestMeta(m.Params)
+	meta, rerr := sess.requestMeta(m)
 	if rerr != nil {
 		return nil, rerr
 	}
