@@ -1,11 +1,11 @@
 package main
 
 // The executor (README, "Execution profiles" and "Results"): the one door
-// to Gitea. Every tool's request goes through run: resolve the operation and
-// its arguments, decide it under the active profile (check, with the live
-// reads self-approval, self-merge and effects need), write the audit line of
-// a mutation, encode the path, send, and hand the answer to the result
-// pipeline. It also names transport faults and says which operations the
+// to Gitea. Every tool's request, one operation with its arguments whatever
+// the door, goes through run: validate the arguments and encode the path
+// (resolve), decide it under the active profile (check, with the live reads
+// self-approval, self-merge and effects need), write the audit line of a
+// mutation, send, and hand the answer to the result pipeline. It also names transport faults and says which operations the
 // profile shows (permits, mayUse). It never sends a request it was told to
 // deny, never follows a redirect, never retries a write, and never puts a
 // token into an answer or an error.

@@ -607,15 +607,10 @@ func (d *decision) kind() string {
 // authenticated_username when it sets one. Self-approval and self-merge need
 // the PR author and are checked by selfActionDenied.
 func decide(p *profile, identity, tool string, op opInfo, args map[string]any, pathParams map[string]string) decision {
-	d := decision{Tool: tool, Operation: op.ID, Identity: identity}
-	if p != nil {
-		d.Profile = p.Name
-	}
-	perm, why := resolvePermission(op, args)
-	d.RequiredPermission = perm
-	if perm == "" {
-		d.Reason = why
-	} else {
+	d := decision{Tool: tool, Operation: op.ID, Identity: identity, Profile: profileName(p)}
+	d.RequiredPermission, d.Reason = resolvePermission(op, args)
+	perm := d.RequiredPermission
+	if perm != "" {
 		d.Allowed, d.Reason = permitted(p, perm)
 	}
 	if !d.Allowed || p == nil {
