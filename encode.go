@@ -3,8 +3,10 @@ package main
 // Path and argument encoding (README, "Execution profiles"): how an
 // argument becomes a path segment or query value, with the route rules that
 // say which parameters may hold "/" (each rule with its examples), and the
-// raw tool's route matching. A value that would change the route Gitea
-// serves is refused here, never sent.
+// raw tool's route matching: its method and path become an operation with
+// its generated tool's arguments (rawCall), only the operation's own query
+// parameters among them. A value that would change the route Gitea serves is
+// refused here, never sent.
 
 import (
 	"encoding/json"
@@ -154,6 +156,68 @@ func checkRawPath(p string) (string, error) {
 		return "", fmt.Errorf("path: %w", err)
 	}
 	return p, nil
+}
+
+// rawCall matches gitea_api_request's method and path to the operation Gitea
+// would serve and returns it with the arguments its generated tool would
+// take: the path's values and the query's texts read as their parameters'
+// types (typed), and the body under its parameter's name.
+func (x *executor) rawCall(method, rawPath string, query map[string]any, body any) (*operation, map[string]any, error) {
+	p, err := checkRawPath(rawPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, params, err := x.routes().match(method, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	op, ok := x.cat.operation(id)
+	if !ok {
+		return nil, nil, fmt.Errorf("operation %q is disabled", id)
+	}
+	schema, err := op.inputSchema()
+	if err != nil {
+		return nil, nil, err
+	}
+	args := map[string]any{}
+	for k, v := range params {
+		args[k] = typed(schema.Properties[k], v)
+	}
+	for k, v := range query {
+		// Only the operation's own query parameters: sudo, token or
+		// access_token would change who acts behind the policy's back.
+		if !slices.ContainsFunc(op.params, func(p param) bool { return p.In == "query" && p.Name == k }) {
+			return nil, nil, fmt.Errorf("query parameter %q is not a parameter of %s", k, op.ID)
+		}
+		args[k] = typed(schema.Properties[k], v)
+	}
+	switch i := slices.IndexFunc(op.params, func(p param) bool { return p.In == "body" }); {
+	case body == nil:
+	case i < 0:
+		return nil, nil, &kindError{"invalid_arguments", fmt.Errorf("body: %s takes no JSON body", op.ID)}
+	default:
+		args[op.params[i].Name] = body
+	}
+	return op, args, nil
+}
+
+// typed reads the text of a path segment or query value as Gitea reads it
+// for a parameter of schema s: a JSON number, true or false, or a list of
+// one; other text stays text, for the schema to refuse.
+func typed(s *Schema, v any) any {
+	text, ok := v.(string)
+	switch {
+	case !ok || s == nil:
+	case s.Type == "array":
+		return []any{typed(s.Items, text)}
+	case (s.Type == "integer" || s.Type == "number") && schemaNumber.MatchString(text):
+		return json.Number(text)
+	case s.Type == "boolean":
+		if b, err := strconv.ParseBool(text); err == nil {
+			return b
+		}
+	}
+	return v
 }
 
 // routeSpec is one operation of the OpenAPI document.

@@ -37,7 +37,7 @@ import (
 
 // request is what a tool asks of Gitea, whatever its door: an operation with
 // its generated tool's arguments (gitea_api_request's method and path are
-// matched to their operation in tools.go, rawCall).
+// matched to their operation in encode.go, rawCall).
 type request struct {
 	tool     string
 	action   string // the workflow action audited, e.g. close_pr

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -390,74 +389,12 @@ func rawRequest(ctx context.Context, s *server, _ *session, args map[string]any)
 	method, _ := args["method"].(string)
 	p, _ := args["path"].(string)
 	query, _ := args["query"].(map[string]any)
-	op, opArgs, err := s.rawCall(method, p, query, args["body"])
+	op, opArgs, err := s.exec.rawCall(method, p, query, args["body"])
 	if err != nil {
 		s.exec.refuse(ctx, refusal{tool: "gitea_api_request", method: method, path: p, rule: "argument validation", reason: err.Error()})
 		return envelopeResult(s.exec.complete(ctx, "gitea_api_request", nil, refused(err)))
 	}
 	return s.exec.do(ctx, &request{tool: "gitea_api_request", op: op, args: opArgs})
-}
-
-// rawCall matches a method and path to the operation Gitea would serve
-// (encode.go) and returns it with the arguments its generated tool would
-// take: the path's values and the query's texts read as their parameters'
-// types (typed), and the body under its parameter's name.
-func (s *server) rawCall(method, rawPath string, query map[string]any, body any) (*operation, map[string]any, error) {
-	p, err := checkRawPath(rawPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	id, params, err := s.exec.routes().match(method, p)
-	if err != nil {
-		return nil, nil, err
-	}
-	op, ok := s.cat.operation(id)
-	if !ok {
-		return nil, nil, fmt.Errorf("operation %q is disabled", id)
-	}
-	schema, err := op.inputSchema()
-	if err != nil {
-		return nil, nil, err
-	}
-	args := map[string]any{}
-	for k, v := range params {
-		args[k] = typed(schema.Properties[k], v)
-	}
-	for k, v := range query {
-		// Only the operation's own query parameters: sudo, token or
-		// access_token would change who acts behind the policy's back.
-		if !slices.ContainsFunc(op.params, func(p param) bool { return p.In == "query" && p.Name == k }) {
-			return nil, nil, fmt.Errorf("query parameter %q is not a parameter of %s", k, op.ID)
-		}
-		args[k] = typed(schema.Properties[k], v)
-	}
-	switch i := slices.IndexFunc(op.params, func(p param) bool { return p.In == "body" }); {
-	case body == nil:
-	case i < 0:
-		return nil, nil, &kindError{"invalid_arguments", fmt.Errorf("body: %s takes no JSON body", op.ID)}
-	default:
-		args[op.params[i].Name] = body
-	}
-	return op, args, nil
-}
-
-// typed reads the text of a path segment or query value as Gitea reads it
-// for a parameter of schema s: a JSON number, true or false, or a list of
-// one; other text stays text, for the schema to refuse.
-func typed(s *Schema, v any) any {
-	text, ok := v.(string)
-	switch {
-	case !ok || s == nil:
-	case s.Type == "array":
-		return []any{typed(s.Items, text)}
-	case (s.Type == "integer" || s.Type == "number") && schemaNumber.MatchString(text):
-		return json.Number(text)
-	case s.Type == "boolean":
-		if b, err := strconv.ParseBool(text); err == nil {
-			return b
-		}
-	}
-	return v
 }
 
 // jsonResult is the result of a hand-written tool: an envelope whose data is
