@@ -78,6 +78,7 @@ func resealed(lines []string, key []byte) []string {
 }
 
 func TestAuditChainAcrossReopen(t *testing.T) {
+	t.Parallel()
 	for _, key := range [][]byte{nil, auditKeyBytes} {
 		path := filepath.Join(t.TempDir(), "audit.log")
 		d := decision{Allowed: true, Tool: "gitea_merge_pr", Operation: "repoMergePullRequest", RequiredPermission: "gitea.pr.merge", Profile: "gitea-merger", Identity: "mia", Reason: "gitea.pr.merge is allowed by gitea-merger"}
@@ -120,6 +121,7 @@ func TestAuditChainAcrossReopen(t *testing.T) {
 }
 
 func TestVerifyAudit(t *testing.T) {
+	t.Parallel()
 	key, other := auditKeyBytes, bytes.Repeat([]byte{7}, 32)
 	for _, keyed := range []bool{false, true} {
 		k := map[bool][]byte{true: key}[keyed]
@@ -178,6 +180,7 @@ func TestVerifyAudit(t *testing.T) {
 // TestAuditKeyForwardSecure: the key held after n lines is none of the keys
 // that sealed them, and cannot recompute their macs.
 func TestAuditKeyForwardSecure(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
 	a := openTestAudit(t, path, auditKeyBytes)
 	for range 3 {
@@ -212,6 +215,7 @@ func TestAuditKeyForwardSecure(t *testing.T) {
 }
 
 func TestOpenAudit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	lines, head := writeChain(t, 2, nil)
 	keyed, keyedHead := writeChain(t, 2, auditKeyBytes)
@@ -254,6 +258,7 @@ func TestOpenAudit(t *testing.T) {
 }
 
 func TestLoadAuditKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "key")
 	os.WriteFile(file, []byte(auditTestKey+"\n"), 0o600)
@@ -286,6 +291,7 @@ func TestLoadAuditKey(t *testing.T) {
 }
 
 func TestParseAuditHead(t *testing.T) {
+	t.Parallel()
 	mac := strings.Repeat("ab", 32)
 	tests := []struct {
 		in   string
@@ -312,6 +318,7 @@ func TestParseAuditHead(t *testing.T) {
 }
 
 func TestVerifyAuditFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, keyed := range []bool{false, true} {
 		k := map[bool][]byte{true: auditKeyBytes}[keyed]
@@ -345,6 +352,7 @@ func TestVerifyAuditFile(t *testing.T) {
 }
 
 func TestAuditRecordErrors(t *testing.T) {
+	t.Parallel()
 	var none *auditLog
 	if err := none.record(auditEntry{Decision: "allowed"}); err != nil {
 		t.Errorf("nil log: record = %v", err)
@@ -365,6 +373,7 @@ func TestAuditRecordErrors(t *testing.T) {
 }
 
 func TestAuditConcurrent(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
 	a := openTestAudit(t, path, auditKeyBytes)
 	var wg sync.WaitGroup
@@ -390,6 +399,7 @@ func TestAuditConcurrent(t *testing.T) {
 }
 
 func TestAuditEntryFields(t *testing.T) {
+	t.Parallel()
 	want := []string{"time", "profile", "audit_label", "login", "sudo", "tool", "action,omitempty", "operation", "required_permission",
 		"method", "path", "decision", "rule", "reason", "status", "prev"}
 	var got []string
@@ -403,6 +413,7 @@ func TestAuditEntryFields(t *testing.T) {
 }
 
 func TestRelativePath(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"/repos/o/r/issues", "/repos/o/r/issues"},
 		{"/repos/o/r/issues?token=abc&page=2", "/repos/o/r/issues"},
@@ -437,6 +448,7 @@ func FuzzVerifyAudit(f *testing.F) {
 }
 
 func TestAuditConfigErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	edited := filepath.Join(dir, "edited.log")
 	lines, _ := writeChain(t, 2, auditKeyBytes)
@@ -498,6 +510,7 @@ func BenchmarkOpenAudit(b *testing.B) {
 }
 
 func TestInfraCheck(t *testing.T) {
+	t.Parallel()
 	ours, theirs, sep := strings.Repeat("<", 7)+" HEAD\n", strings.Repeat(">", 7)+" feature\n", strings.Repeat("=", 7)
 	tests := []struct {
 		name  string
@@ -556,6 +569,7 @@ func TestInfraCheck(t *testing.T) {
 // every later record, even once writing would work again: a chain with a
 // line missing cannot continue safely.
 func TestAuditErrorSticky(t *testing.T) {
+	t.Parallel()
 	a, err := openAudit(filepath.Join(t.TempDir(), "audit.log"), nil)
 	if err != nil {
 		t.Fatal(err)

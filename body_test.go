@@ -127,6 +127,7 @@ func canonDoors(t *testing.T, s *server, op, route string, body any) map[string]
 // TestCanonicalBody checks canonRules through every door: each passing body
 // gets past validation, each refused one is refused with its message by all.
 func TestCanonicalBody(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": "t", "GITEA_MCP_PROFILE": "gitea-owner",
 		"GITEA_MCP_TOOLS": "all", "GITEA_TIMEOUT": "1s"})
 	all := func(v string) map[string]string {
@@ -152,6 +153,7 @@ func TestCanonicalBody(t *testing.T) {
 // TestRawBodyAgainstOperation shows that gitea_api_request's body is checked
 // against the matched operation: none where it takes none, and a required one.
 func TestRawBodyAgainstOperation(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": "t", "GITEA_MCP_PROFILE": "gitea-owner"})
 	for _, tc := range []struct {
 		method, path string
@@ -179,6 +181,7 @@ func TestRawBodyAgainstOperation(t *testing.T) {
 // value of any type; and no two members of one object are equal under Go's
 // case folding, so exact names are one canonical spelling.
 func TestBodySchemasClosed(t *testing.T) {
+	t.Parallel()
 	anyValue := []string{"issueAddLabel body.labels[]", "issueReplaceLabels body.labels[]"} // ids or names
 	var open []string
 	for _, op := range docOpsList(t) {

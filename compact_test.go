@@ -13,6 +13,7 @@ import (
 
 // TestCompactTable checks the examples of compactDrop and compactIdentity.
 func TestCompactTable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key, value string
 		drop       bool
@@ -76,6 +77,7 @@ func TestCompactTable(t *testing.T) {
 // TestCompactLeftWhole shows the answers that are not projected: full asked
 // for, GITEA_MCP_RESULTS=full, errors, text, and JSON that is not valid.
 func TestCompactLeftWhole(t *testing.T) {
+	t.Parallel()
 	body := `{"id":1,"owner":{"login":"alice","id":1},"clone_url":"http://x"}`
 	full := testServer(t, map[string]string{"GITEA_MCP_RESULTS": "full"})
 	s := testServer(t, nil)
@@ -111,6 +113,7 @@ func TestCompactLeftWhole(t *testing.T) {
 // TestCompactEveryResponse compiles the shape of every operation and
 // projects a sample answer, so that no definition breaks the projection.
 func TestCompactEveryResponse(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, nil)
 	described := 0
 	for _, op := range s.cat.ops {
@@ -204,6 +207,7 @@ func cpuTime() time.Duration {
 // compact view: a token in a kept member is redacted, an access token's sha1
 // is still told apart by its empty scopes and masked.
 func TestCompactThenScrubbed(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef0123456789abcdef01234567"
 	s := testServer(t, map[string]string{"GITEA_TOKEN": token})
 	s.exec.self.login = "alice"

@@ -26,6 +26,7 @@ import (
 // reported. It also checks that every response definition whose member the
 // document describes as base64 has a row.
 func TestFileFields(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("gitea-openapi-1.26.0.json")
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +73,7 @@ func TestFileFields(t *testing.T) {
 // decoded and scrubbed in place, invisible characters in it are marked,
 // binary stays base64 (redacted in its bytes) within MAX_BINARY_BYTES.
 func TestFileContent(t *testing.T) {
+	t.Parallel()
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	png := "\x89PNG\r\n\x1a\n\x00\x00\xff"
 	for _, tc := range []struct {
@@ -125,6 +127,7 @@ func TestFileContent(t *testing.T) {
 // TestFileTextCut shows a file text too long for the bounds cut inside its
 // object, which stays JSON, and the cut reported.
 func TestFileTextCut(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("line\n", 10000)
 	body := `{"type":"file","encoding":"base64","content":"` + base64.StdEncoding.EncodeToString([]byte(long)) + `","sha":"x"}`
 	sc := &scrubber{red: newRedactor(), maxBinary: 100}
@@ -139,6 +142,7 @@ func TestFileTextCut(t *testing.T) {
 
 // TestClassifyMedia is the media-type rule's table.
 func TestClassifyMedia(t *testing.T) {
+	t.Parallel()
 	for ct, want := range map[string]mediaClass{
 		"application/json": jsonBody, "application/json; charset=utf-8": jsonBody, "application/problem+json": jsonBody,
 		"text/plain; charset=utf-8": textBody, "text/html": textBody,
@@ -155,6 +159,7 @@ func TestClassifyMedia(t *testing.T) {
 // result fits MAX_TOOL_RESPONSE_CHARS, binary is base64 of at most
 // MAX_BINARY_BYTES, and a body too large for its class is refused.
 func TestMediaBounds(t *testing.T) {
+	t.Parallel()
 	const maxChars, maxBinary = 20000, 16000
 	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0, 0xff, 0xfe}, 1<<20/3)...)
 	text := []byte(strings.Repeat("line of text ghp_0123456789abcdefghijABCDEFGHIJklmnop\n", 1<<20/54))

@@ -116,7 +116,7 @@ func TestE2EOAuth(t *testing.T) {
 
 	sessions := map[string]string{}
 	for login, tok := range users {
-		sessions[login] = mcpSession(t, public, tok.Access)
+		sessions[login] = httpSessionID(t, public, "2025-11-25", "Authorization", "Bearer "+tok.Access)
 		who, err := mcpWhoami(public, tok.Access, sessions[login])
 		if err != nil || str(who["login"]) != login || str(who["mode"]) != "oauth" || str(who["profile"]) != "gitea-owner" || who["verification"] == nil {
 			t.Errorf("gitea_whoami as %s: %v %v", login, who, err)
@@ -151,7 +151,7 @@ func TestE2EOAuth(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"` + owner + `","repo":"` + repo + `"}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"gitea_get_profile","arguments":{}}}`,
 	} {
-		resp, body, err := mcpPost(public, users["bob"].Access, sessions["bob"], call)
+		resp, body, err := mcpSend(nil, public, http.MethodPost, bearer(users["bob"].Access, sessions["bob"]), call)
 		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\"mode\":\"oauth\"`) {
 			t.Errorf("%.80s: %v %v %.300s", call, resp.Status, err, body)
 		}
@@ -165,7 +165,7 @@ func TestE2EOAuth(t *testing.T) {
 	// bob is bob for the policy too: he cannot merge his own pull request,
 	// and the audit log says bob tried.
 	merge := fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"gitea_call_operation","arguments":{"operation":"repoMergePullRequest","arguments":{"owner":%q,"repo":%q,"index":%d,"body":{"do":"merge"}}}}}`, owner, repo, g.PR)
-	if _, body, err := mcpPost(public, users["bob"].Access, sessions["bob"], merge); err != nil || !strings.Contains(string(body), "authored this pull request") {
+	if _, body, err := mcpSend(nil, public, http.MethodPost, bearer(users["bob"].Access, sessions["bob"]), merge); err != nil || !strings.Contains(string(body), "authored this pull request") {
 		t.Errorf("bob merging his own pull request: %v %.400s", err, body)
 	}
 	if log, err := os.ReadFile(audit); err != nil || !strings.Contains(string(log), `"login":"bob"`) || !strings.Contains(string(log), `"decision":"denied"`) {
@@ -174,7 +174,7 @@ func TestE2EOAuth(t *testing.T) {
 
 	// A session serves only its creator.
 	list := `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`
-	if resp, _, err := mcpPost(public, users["bob"].Access, sessions["alice"], list); err != nil || resp.StatusCode != http.StatusNotFound {
+	if resp, _, err := mcpSend(nil, public, http.MethodPost, bearer(users["bob"].Access, sessions["alice"]), list); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Errorf("bob's token in alice's session: %v %v, want 404", resp.Status, err)
 	}
 
@@ -187,7 +187,7 @@ func TestE2EOAuth(t *testing.T) {
 		"foreign": other.seal("access", grant, time.Hour),
 		"gitea":   grant.Token,
 	} {
-		resp, _, err := mcpPost(public, tok, "", initBody("2025-11-25"))
+		resp, _, err := mcpSend(nil, public, http.MethodPost, bearer(tok, ""), initBody("2025-11-25"))
 		if err != nil || resp.StatusCode != http.StatusUnauthorized ||
 			!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), `Bearer resource_metadata="`+public+`/.well-known/oauth-protected-resource"`) {
 			t.Errorf("%s token: %v %v, challenge %q", name, resp.Status, err, resp.Header.Get("WWW-Authenticate"))

@@ -109,7 +109,7 @@ func TestE2EOAuthGiteaPublicURL(t *testing.T) {
 	}}
 	authResp, _ := giteaAuthorize(t, g, c, "alice")
 	tok := c.exchange(t, c.back(t, authResp).Get("code"))
-	sid := mcpSession(t, public, tok.Access)
+	sid := httpSessionID(t, public, "2025-11-25", "Authorization", "Bearer "+tok.Access)
 	if who, err := mcpWhoami(public, tok.Access, sid); err != nil || str(who["login"]) != "alice" {
 		t.Errorf("gitea_whoami after signing in: %v %v", who, err)
 	}
@@ -119,7 +119,7 @@ func TestE2EOAuthGiteaPublicURL(t *testing.T) {
 	mu.Lock()
 	asked := internal["/api/v1/user"]
 	mu.Unlock()
-	resp, body, err := mcpPost(public, tok.Access, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"gitea_call_operation",`+
+	resp, body, err := mcpSend(nil, public, http.MethodPost, bearer(tok.Access, sid), fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"gitea_call_operation",`+
 		`"arguments":{"operation":"repoGet","arguments":{"owner":%q,"repo":%q}}}}`, owner, repo))
 	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\"login\":\"alice\"`) || !strings.Contains(string(body), `\"status\":200`) {
 		t.Errorf("repoGet as alice: %v %.300s", err, body)
@@ -250,10 +250,10 @@ func TestE2EOAuthTwoInstances(t *testing.T) {
 	for i := range 6 {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"gitea_whoami","arguments":{},"_meta":{%q:%q,%q:{}}}}`,
 			i, metaVersion, modernVersion, metaCapabilities)
-		st, out, err := loadPost(http.DefaultClient, public, []string{"Authorization", "Bearer " + tok.Access, hdrVersion, modernVersion,
-			hdrMethod, "tools/call", hdrName, "gitea_whoami"}, json.RawMessage(body))
-		if err != nil || st != http.StatusOK || !strings.Contains(string(out), `\"login\":\"alice\"`) {
-			t.Errorf("call %d: %d %v %.300s", i, st, err, out)
+		resp, out, err := mcpSend(nil, public, http.MethodPost, append(bearer(tok.Access, ""), hdrVersion, modernVersion,
+			hdrMethod, "tools/call", hdrName, "gitea_whoami"), body)
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(out), `\"login\":\"alice\"`) {
+			t.Errorf("call %d: %v %v %.300s", i, resp, err, out)
 		}
 	}
 	mu.Lock()
@@ -320,7 +320,7 @@ func TestE2EHTTPBusyLoad(t *testing.T) {
 					params["_meta"] = map[string]any{metaVersion: modernVersion, metaCapabilities: map[string]any{}}
 					kv = []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "gitea_call_operation"}
 				}
-				status, body, err := loadPost(client, base, kv, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+				resp, body, err := mcpSend(client, base, http.MethodPost, kv, string(encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})))
 				var r struct {
 					ID     string
 					Result struct{ Content []struct{ Text string } }
@@ -334,14 +334,14 @@ func TestE2EHTTPBusyLoad(t *testing.T) {
 				case err != nil:
 					t.Errorf("%s: %v", id, err)
 				case json.Unmarshal(body, &r) != nil || r.ID != id:
-					t.Errorf("%s: HTTP %d, the answer of another request or none: %.300s", id, status, body)
-				case status == http.StatusServiceUnavailable && r.Error != nil && strings.HasPrefix(r.Error.Message, busyText):
+					t.Errorf("%s: HTTP %d, the answer of another request or none: %.300s", id, resp.StatusCode, body)
+				case resp.StatusCode == http.StatusServiceUnavailable && r.Error != nil && strings.HasPrefix(r.Error.Message, busyText):
 					mu.Lock()
 					again = append(again, i)
 					mu.Unlock()
 				case len(r.Result.Content) != 1 || json.Unmarshal([]byte(r.Result.Content[0].Text), &env) != nil ||
 					env.Request.Path != "/repos/"+tg.owner+"/"+tg.repo || env.Status != tg.status:
-					t.Errorf("%s: HTTP %d, not the answer for %s/%s: %.300s", id, status, tg.owner, tg.repo, body)
+					t.Errorf("%s: HTTP %d, not the answer for %s/%s: %.300s", id, resp.StatusCode, tg.owner, tg.repo, body)
 				default:
 					mu.Lock()
 					answered[i]++

@@ -51,6 +51,7 @@ func allBut(t testing.TB, perm string, repos ...string) *profile {
 }
 
 func TestEffectRules(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	bodies, err := docBodies()
 	if err != nil {
@@ -86,6 +87,7 @@ func TestEffectRules(t *testing.T) {
 }
 
 func TestLandingBranch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		id     string
 		args   map[string]any
@@ -121,6 +123,7 @@ func TestLandingBranch(t *testing.T) {
 }
 
 func TestRepoTargets(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	bodies, err := docBodies()
 	if err != nil {
@@ -182,6 +185,7 @@ func TestRepoTargets(t *testing.T) {
 // repository: under repositories each is denied, unless repoFree lists it
 // with its reason (or repoTargets judges the repository its body names).
 func TestRepoFreeRoutes(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	owner := allBut(t, "", "alice/demo")
 	var free, denied []string
@@ -221,6 +225,7 @@ func TestRepoFreeRoutes(t *testing.T) {
 }
 
 func TestProfileFlagsDerived(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseProfiles([]byte(`{"profiles": [{"profile_name": "plain", "allowed_operations": ["gitea.read", "gitea.pr.create", "gitea.repo.commit"]},
 		{"profile_name": "said", "allowed_operations": ["gitea.read"], "can_merge_prs": true}]}`))
 	if err != nil {
@@ -275,6 +280,7 @@ func TestLiveEffectsUnreadable(t *testing.T) {
 }
 
 func TestRepoReveals(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	p := allBut(t, "", "acme/*")
 	free := allBut(t, "")
@@ -294,6 +300,7 @@ func TestRepoReveals(t *testing.T) {
 }
 
 func TestCompareHead(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ spec, want string }{
 		{"main...topic", "acme/app"},
 		{"main..topic", "acme/app"},
@@ -368,6 +375,7 @@ func FuzzCompareHead(f *testing.F) {
 // them) are refused under repositories acme/*; references within it, or
 // none, are not.
 func TestRefOutside(t *testing.T) {
+	t.Parallel()
 	p := allBut(t, "", "acme/*")
 	for _, tc := range []struct {
 		body any

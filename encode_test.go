@@ -86,6 +86,7 @@ func matchOf(t *routeTable, method, path string) matchResult {
 
 // TestWildcardParams checks every wildcard rule against the document and its examples.
 func TestWildcardParams(t *testing.T) {
+	t.Parallel()
 	specs := docRoutes(t)
 	table := newRouteTable(specs)
 	for _, rule := range wildcardParams {
@@ -114,6 +115,7 @@ func TestWildcardParams(t *testing.T) {
 
 // TestEncodePath checks single-segment encoding and other accepted values.
 func TestEncodePath(t *testing.T) {
+	t.Parallel()
 	repo := map[string]string{"owner": "alice", "repo": "demo"}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{"owner": "alice", "repo": "demo"}
@@ -149,6 +151,7 @@ func TestEncodePath(t *testing.T) {
 
 // TestEncodePathRefusals checks the values encodePath refuses and its messages.
 func TestEncodePathRefusals(t *testing.T) {
+	t.Parallel()
 	const (
 		branch = "/repos/{owner}/{repo}/branches/{branch}"
 		tag    = "/repos/{owner}/{repo}/releases/tags/{tag}"
@@ -191,6 +194,7 @@ func TestEncodePathRefusals(t *testing.T) {
 
 // TestCheckRawPath checks the raw tool's path normalization and refusals.
 func TestCheckRawPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want, wantErr string
 	}{
@@ -233,6 +237,7 @@ func TestCheckRawPath(t *testing.T) {
 
 // TestMatch checks route precedence against Gitea's router on the document's routes.
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	table := newRouteTable(docRoutes(t))
 	repo := func(kv ...string) map[string]string {
 		m := map[string]string{"owner": "alice", "repo": "demo"}
@@ -295,6 +300,7 @@ var roundTripExceptions = map[string]string{}
 // TestRoundTrip encodes sample values for every operation of the document and
 // matches the path back to the same operation and values.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	specs := docRoutes(t)
 	if len(specs) != 471 {
 		t.Errorf("operations: got %d, want 471", len(specs))
@@ -325,6 +331,7 @@ func TestRoundTrip(t *testing.T) {
 
 // TestExpandRefusesShadowedValues checks that expand refuses a path another route takes.
 func TestExpandRefusesShadowedValues(t *testing.T) {
+	t.Parallel()
 	table := newRouteTable(docRoutes(t))
 	spec := routeSpec{"GET", "/repos/{owner}/{repo}/pulls/{base}/{head}", "repoGetPullRequestByBaseHead", nil}
 	params := map[string]string{"owner": "alice", "repo": "demo", "base": "main", "head": "commits"}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestReadPagination(t *testing.T) {
+	t.Parallel()
 	n := func(i int) *int { return &i }
 	for _, tc := range []struct {
 		name   string
@@ -39,6 +40,7 @@ func TestReadPagination(t *testing.T) {
 }
 
 func TestErrorKind(t *testing.T) {
+	t.Parallel()
 	want := map[int]string{400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
 		405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 418: "client_error", 422: "validation",
 		423: "locked", 429: "rate_limited", 500: "server_error", 503: "server_error", 302: "redirect"}
@@ -52,6 +54,7 @@ func TestErrorKind(t *testing.T) {
 }
 
 func TestScrubBody(t *testing.T) {
+	t.Parallel()
 	const sha = "0123456789abcdef0123456789abcdef01234567"
 	for _, tc := range []struct {
 		name      string
@@ -268,6 +271,7 @@ func BenchmarkResultPipeline(b *testing.B) {
 // reaches the caller in mask and block modes (its sha1 would otherwise be
 // masked as an access token's), while exact redaction still applies.
 func TestCredentialIssuingDelivered(t *testing.T) {
+	t.Parallel()
 	const minted = "0123456789abcdef0123456789abcdef01234567"
 	body := []byte(`{"id":7,"name":"ci","sha1":"` + minted + `","token_last_eight":"01234567","scopes":["read:user"],"echo":"s3cret-token"}`)
 	for _, mode := range []string{"mask", "block"} {

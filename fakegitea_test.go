@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // fakeToken is the token the fake Gitea accepts unless a test adds others.
@@ -270,29 +268,6 @@ func fakeSignal(c chan<- struct{}) {
 	}
 }
 
-// awaitSignals waits up to ten seconds for n signals on c.
-func awaitSignals(tb testing.TB, c <-chan struct{}, n int, what string) {
-	tb.Helper()
-	deadline := time.After(10 * time.Second)
-	for i := range n {
-		select {
-		case <-c:
-		case <-deadline:
-			tb.Fatalf("%d of %d %s", i, n, what)
-		}
-	}
-}
-
-// waitFor polls cond for up to ten seconds, for a state no signal reports.
-func waitFor(cond func() bool) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return false
-}
-
 // fakeStall is a fault: the status line and the start of a JSON body, then
 // nothing until the client gives up.
 func (f *scriptedGitea) fakeStall() fakeAnswer {
@@ -412,26 +387,6 @@ func (p *fakeOAuth) token(w http.ResponseWriter, r *http.Request) {
 	p.grants[rt] = login
 	p.f.accept(at, login)
 	json.NewEncoder(w).Encode(map[string]any{"access_token": at, "refresh_token": rt, "token_type": "bearer", "expires_in": 3600})
-}
-
-// fakeCall calls tool with args on s as a client would and returns the
-// decoded text of its result and whether it is an error.
-func fakeCall(tb testing.TB, ctx context.Context, s *server, tool string, args map[string]any) (map[string]any, bool) {
-	tb.Helper()
-	params, err := json.Marshal(map[string]any{"name": tool, "arguments": args})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, rerr := s.callTool(ctx, nil, params)
-	if rerr != nil {
-		tb.Fatalf("%s: %v", tool, rerr.Message)
-	}
-	var out map[string]any
-	text := res["content"].([]any)[0].(map[string]any)["text"].(string)
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		tb.Fatalf("%s: result text is not JSON: %v\n%s", tool, err, text)
-	}
-	return out, res["isError"] == true
 }
 
 // TestScriptedGitea checks the fake itself: scripted answers in turn, the

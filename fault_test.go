@@ -70,9 +70,13 @@ type faultResult struct {
 func TestGiteaFaults(t *testing.T) {
 	t.Parallel()
 	f, other, written := newFaultGitea(t)
-	c := startClient(t, "GITEA_URL="+f.URL, "GITEA_TOKEN="+fakeToken, "GITEA_TIMEOUT=1s", "GITEA_MCP_PROFILE=gitea-owner",
-		"GITEA_MCP_TOOLS=repoGet,issueCreateIssue")
-	c.initialize("2025-11-25")
+	start := func(t *testing.T) *client {
+		c := startClient(t, "GITEA_URL="+f.URL, "GITEA_TOKEN="+fakeToken, "GITEA_TIMEOUT=1s", "GITEA_MCP_PROFILE=gitea-owner",
+			"GITEA_MCP_TOOLS=repoGet,issueCreateIssue")
+		c.initialize("2025-11-25")
+		return c
+	}
+	shared := start(t)
 	const postWarning = "; the POST may have reached Gitea: check its effect before repeating it"
 	for _, tc := range []struct {
 		repo string
@@ -105,6 +109,16 @@ func TestGiteaFaults(t *testing.T) {
 			tool, args["body"], path = "issueCreateIssue", map[string]any{"title": "t"}, path+"/issues"
 		}
 		t.Run(name, func(t *testing.T) {
+			c := shared
+			if tc.want.Kind == "timeout" { // a second each: they wait at once, each on a server of its own
+				t.Parallel()
+				c = start(t)
+				defer func() {
+					if strings.Contains(c.transcript.String(), fakeToken) {
+						t.Error("the token appears in the server's output")
+					}
+				}()
+			}
 			before := f.count("", path)
 			res, isErr := c.callTool(tool, args)
 			got := faultResult{Kind: str(get(res, "error.kind")), Message: str(get(res, "error.message")), Sent: f.count("", path) - before}
@@ -130,7 +144,7 @@ func TestGiteaFaults(t *testing.T) {
 	if n := len(other.requests()); n != 0 {
 		t.Errorf("a redirect to another host was followed %d times", n)
 	}
-	if strings.Contains(c.transcript.String(), fakeToken) {
+	if strings.Contains(shared.transcript.String(), fakeToken) {
 		t.Error("the token appears in the server's output")
 	}
 }
@@ -138,6 +152,7 @@ func TestGiteaFaults(t *testing.T) {
 // TestNetworkFaults covers faults below HTTP: a refused connection, a name
 // that does not resolve, and TLS failures; and GITEA_CA_FILE.
 func TestNetworkFaults(t *testing.T) {
+	t.Parallel()
 	refused := "http://" + refusedAddr(t)
 	tlsGitea := newScriptedGiteaTLS(t).user("alice").json("/repos/alice/demo", map[string]any{"full_name": "alice/demo"})
 	plain := newScriptedGitea(t)
@@ -145,7 +160,7 @@ func TestNetworkFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ssh.Close()
+	t.Cleanup(func() { ssh.Close() })
 	go func() {
 		for {
 			conn, err := ssh.Accept()
@@ -178,6 +193,7 @@ func TestNetworkFaults(t *testing.T) {
 		{"neither TLS nor HTTP", []string{"GITEA_URL=https://" + ssh.Addr().String()}, faultResult{"tls_error", "TLS with Gitea failed: it does not speak TLS (should GITEA_URL start with http://?)", 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := startClient(t, append(tc.env, "GITEA_TOKEN="+fakeToken)...)
 			c.initialize("2025-11-25")
 			for range 2 { // the server still serves after the fault
@@ -221,6 +237,7 @@ func selfSigned(t *testing.T) []byte {
 // TestCAFileStartup shows that a bad GITEA_CA_FILE stops the server with one
 // line on stderr.
 func TestCAFileStartup(t *testing.T) {
+	t.Parallel()
 	notPEM := filepath.Join(t.TempDir(), "ca.txt")
 	os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600)
 	for _, tc := range []struct{ file, want string }{

@@ -13,6 +13,7 @@ import (
 // TestFindRecall runs the query set of testdata/find/queries.txt through the
 // search and reports recall at 1 and at 3; it fails below 90% at 3.
 func TestFindRecall(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("testdata/find/queries.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +64,7 @@ func indexOf(list []string, s string) int {
 
 // TestFindSynonyms checks the examples of the findSynonyms table.
 func TestFindSynonyms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		query string
 		want  []string
@@ -83,6 +85,7 @@ func TestFindSynonyms(t *testing.T) {
 // TestFindLean shows that a find answer carries a parameter synopsis per
 // match and the input schema only when asked or for a single match.
 func TestFindLean(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": "t"})
 	type match struct {
 		Operation   string          `json:"operation"`

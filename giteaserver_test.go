@@ -569,7 +569,15 @@ var giteaTrialWaiting atomic.Bool
 
 // TestMain runs the tests, then stops any Gitea they started. On SIGINT or SIGTERM it
 // stops them at once and exits, unless TestTrial is waiting for exactly that signal.
+// Started as serverName (serverBinary's link), it is the server: main with
+// the command line's own flags.
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == serverName {
+		os.Setenv("GOCOVERDIR", filepath.Dir(os.Args[0])) // a test binary built with -cover writes its counters there, not a warning
+		flag.CommandLine = flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+		main()
+		os.Exit(0)
+	}
 	flag.Parse()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)

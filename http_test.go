@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -19,94 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// newHTTPTest starts the HTTP transport of a server without GITEA_URL (tool
-// calls give isError results) behind an httptest server.
-func newHTTPTest(tb testing.TB, env map[string]string) (*httptest.Server, *httpTransport) {
-	tb.Helper()
-	t := newTestTransport(tb, env)
-	ts := httptest.NewServer(t)
-	tb.Cleanup(ts.Close)
-	return ts, t
-}
-
-// newTestTransport builds, in this process, the HTTP transport of a server
-// configured by env.
-func newTestTransport(tb testing.TB, env map[string]string) *httpTransport {
-	tb.Helper()
-	s, err := newServer(func(k string) string { return env[k] })
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c, err := loadHTTPConfig(s.cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s.newHTTPTransport(c)
-}
-
-// httpDo sends one request to base+"/mcp". POST defaults to Accept of JSON
-// and SSE and a JSON Content-Type; kv are header name-value pairs that
-// replace those defaults (a repeated name adds a value, "" sends none). The
-// body of a GET is left unread.
-func httpDo(tb testing.TB, base, method string, kv []string, body string) (*http.Response, []byte) {
-	tb.Helper()
-	req, err := http.NewRequest(method, base+"/mcp", strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Content-Type", "application/json")
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		k := http.CanonicalHeaderKey(kv[i])
-		if !seen[k] {
-			req.Header.Del(k)
-			seen[k] = true
-		}
-		if kv[i+1] != "" {
-			req.Header.Add(k, kv[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	if method == http.MethodGet && resp.StatusCode == http.StatusOK {
-		return resp, nil
-	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, b
-}
-
-// initBody is an initialize request for protocol version v.
-func initBody(v string) string {
-	return `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v +
-		`","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
-}
-
-// httpSessionID initializes a session with protocol version v and returns its id.
-func httpSessionID(tb testing.TB, base, v string) string {
-	tb.Helper()
-	resp, body := httpDo(tb, base, http.MethodPost, nil, initBody(v))
-	sid := resp.Header.Get(hdrSession)
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		tb.Fatalf("initialize: %s %s", resp.Status, body)
-	}
-	httpDo(tb, base, http.MethodPost, []string{hdrSession, sid}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return sid
-}
-
-// modernBody is a 2026-07-28 request with id 1: params carry the _meta
-// triple with version v, plus members (e.g. `"name":"x",`).
-func modernBody(v, method, members string) string {
-	return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + members + `"_meta":{"` + metaVersion + `":"` + v +
-		`","` + metaCapabilities + `":{},"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}}}}`
-}
 
 // httpGot is what a test checks of an HTTP answer.
 type httpGot struct {
@@ -252,6 +163,7 @@ func TestHTTPStatus(t *testing.T) {
 // TestHTTPErrorID checks that an error answered before dispatch carries the
 // request's id, or null when the id is invalid.
 func TestHTTPErrorID(t *testing.T) {
+	t.Parallel()
 	ts, _ := newHTTPTest(t, nil)
 	modernHdr := []string{hdrVersion, modernVersion, hdrMethod, "tools/list"}
 	tests := []struct {
@@ -324,6 +236,7 @@ func nextEvent(tb testing.TB, events <-chan string) (string, bool) {
 // TestHTTPSessionLifecycle follows one session: initialize, requests with
 // its id, a notification on its GET stream, DELETE, then 404.
 func TestHTTPSessionLifecycle(t *testing.T) {
+	t.Parallel()
 	ts, _ := newHTTPTest(t, nil)
 	resp, body := httpDo(t, ts.URL, http.MethodPost, nil, initBody("2025-11-25"))
 	sid := resp.Header.Get(hdrSession)
@@ -370,6 +283,7 @@ func TestHTTPSessionLifecycle(t *testing.T) {
 // TestHTTPOrigin checks the DNS-rebinding defence: each Origin is admitted
 // or refused with 403, with MCP_ALLOWED_ORIGINS naming one origin.
 func TestHTTPOrigin(t *testing.T) {
+	t.Parallel()
 	ts, _ := newHTTPTest(t, map[string]string{"MCP_ALLOWED_ORIGINS": "https://App.example.com, http://tool.example:8080"})
 	tests := []struct {
 		origin []string // Origin header values; none means no header
@@ -412,6 +326,7 @@ func TestHTTPOrigin(t *testing.T) {
 // TestHTTPBearer checks static bearer mode: only the exact token, in one
 // Authorization header, is admitted; the 401 never echoes it.
 func TestHTTPBearer(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret-Token_0123456789"
 	ts, _ := newHTTPTest(t, map[string]string{"MCP_BEARER_TOKEN": token})
 	tests := []struct {
@@ -457,6 +372,7 @@ func TestHTTPBearer(t *testing.T) {
 // TestHTTPConfig checks the transport's settings: each is accepted or
 // refused with an error that never contains the token.
 func TestHTTPConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		env     map[string]string
 		wantErr string // substring of the error; "" for none
@@ -497,6 +413,7 @@ func TestHTTPConfig(t *testing.T) {
 
 // TestHTTPListenAddr checks where -http binds and when it refuses to.
 func TestHTTPListenAddr(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		addr    string
 		auth    bool
@@ -533,6 +450,7 @@ func TestHTTPListenAddr(t *testing.T) {
 // session: each answer must carry its own request's id, the requests past
 // the bound on requests in flight answered "server busy" and sent again.
 func TestHTTPConcurrent(t *testing.T) {
+	t.Parallel()
 	ts, _ := newHTTPTest(t, nil)
 	sid := httpSessionID(t, ts.URL, "2025-11-25")
 	const n = 200
@@ -569,6 +487,7 @@ func TestHTTPConcurrent(t *testing.T) {
 // makes room for a new one, that idle sessions expire, and that a new
 // session is refused with 503 while every session is busy.
 func TestHTTPSessionLimits(t *testing.T) {
+	t.Parallel()
 	ts, tr := newHTTPTest(t, nil)
 	tr.mu.Lock()
 	tr.limit = 2
@@ -607,6 +526,7 @@ func TestHTTPSessionLimits(t *testing.T) {
 // TestHTTPClientDisconnect shows that the request's context reaches Gitea:
 // a client that gives up cancels the Gitea call in flight.
 func TestHTTPClientDisconnect(t *testing.T) {
+	t.Parallel()
 	arrived, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	gitea := newScriptedGitea(t)
 	gitea.answer("GET", "/repos/a/b", gitea.fakeHold(arrived, cancelled))
@@ -633,6 +553,7 @@ func TestHTTPClientDisconnect(t *testing.T) {
 // TestHTTPServe serves on a real listener and shuts down when the context
 // is cancelled, ending the GET streams.
 func TestHTTPServe(t *testing.T) {
+	t.Parallel()
 	s, err := newServer(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -775,6 +696,7 @@ func BenchmarkHTTPStateless(b *testing.B) {
 // its preflight answered before authentication and CORS headers on every
 // answer, the 401 included; no other origin, loopback ones included, gets any.
 func TestHTTPCORS(t *testing.T) {
+	t.Parallel()
 	const token, app = "s3cret-Token_0123456789", "https://app.example.com"
 	ts, _ := newHTTPTest(t, map[string]string{"MCP_BEARER_TOKEN": token, "MCP_ALLOWED_ORIGINS": app})
 	type got struct {
@@ -818,6 +740,7 @@ func TestHTTPCORS(t *testing.T) {
 // 503 and stdio's "server busy" error, in a session or stateless, while a
 // notification still gets through; once the calls end, requests are served.
 func TestHTTPBusy(t *testing.T) {
+	t.Parallel()
 	const bound = 3
 	arrived := make(chan struct{}, bound)
 	h := newScriptedGitea(t).user("alice")
@@ -924,9 +847,9 @@ func BenchmarkHTTPCallOverhead(b *testing.B) {
 		b.SetParallelism(100)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				status, body, err := loadPost(client, ts.URL, kv, json.RawMessage(modern))
-				if err != nil || status != http.StatusOK {
-					b.Fatal(status, err)
+				resp, body, err := mcpSend(client, ts.URL, http.MethodPost, kv, modern)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatal(resp, err)
 				}
 				check(b, body)
 			}

@@ -115,27 +115,6 @@ func loadRun(n, conc, pid int, do func(i int) error) (loadResult, []error) {
 	return r, slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
-// loadPost posts one JSON-RPC message to the MCP endpoint with the header
-// name-value pairs kv and returns the status and body.
-func loadPost(c *http.Client, base string, kv []string, msg any) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodPost, base+"/mcp", bytes.NewReader(encode(msg)))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(kv); i += 2 {
-		req.Header.Set(kv[i], kv[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
-}
-
 // TestE2EHTTPLoad sends 200 concurrent tools/call requests over HTTP, in one
 // 2025-11-25 session and in the stateless 2026-07-28 form, to a server in
 // this process (so -race covers the transport). Each answer must carry the id
@@ -210,12 +189,12 @@ func TestE2EHTTPLoad(t *testing.T) {
 					answers[i] = sess.handleRaw(t.Context(), encode(msg))
 					return nil
 				}
-				status, body, err := loadPost(client, ts.URL, kv, msg)
+				resp, body, err := mcpSend(client, ts.URL, http.MethodPost, kv, string(encode(msg)))
 				if err != nil {
 					return fmt.Errorf("%s: %w", id, err)
 				}
-				if status != http.StatusOK {
-					return fmt.Errorf("%s: HTTP %d: %.300s", id, status, body)
+				if resp.StatusCode != http.StatusOK {
+					return fmt.Errorf("%s: HTTP %d: %.300s", id, resp.StatusCode, body)
 				}
 				answers[i] = body
 				return nil

@@ -1,230 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
-
-var (
-	serverOnce sync.Once
-	serverPath string
-	serverErr  error
-)
-
-// serverBinary builds the server once per test run and returns its path.
-func serverBinary(tb testing.TB) string {
-	tb.Helper()
-	serverOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "giteamcp-bin-")
-		if err != nil {
-			serverErr = err
-			return
-		}
-		serverPath = filepath.Join(dir, "giteamcp")
-		out, err := exec.Command("go", "build", "-o", serverPath, ".").CombinedOutput()
-		if err != nil {
-			serverErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if serverErr != nil {
-		tb.Fatal(serverErr)
-	}
-	return serverPath
-}
-
-// removeServerBinary deletes the binary built by serverBinary.
-func removeServerBinary() {
-	if serverPath != "" {
-		os.RemoveAll(filepath.Dir(serverPath))
-	}
-}
-
-// client is an MCP client talking to the built server over real pipes.
-type client struct {
-	tb     testing.TB
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	lines  chan []byte
-	stderr *lockedBuffer
-	nextID int
-	// transcript is everything the server printed on stdout and stderr.
-	transcript *lockedBuffer
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// startClient starts the server with exactly the given environment (plus
-// PATH and HOME) and returns a client connected to its stdio.
-func startClient(tb testing.TB, env ...string) *client {
-	tb.Helper()
-	return startClientIn(tb, "", env...)
-}
-
-// startClientIn is startClient with the server's working directory set.
-func startClientIn(tb testing.TB, dir string, env ...string) *client {
-	tb.Helper()
-	cmd := exec.Command(serverBinary(tb))
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c := &client{tb: tb, cmd: cmd, in: in, lines: make(chan []byte, 1024), stderr: &lockedBuffer{}, transcript: &lockedBuffer{}}
-	cmd.Stderr = io.MultiWriter(c.stderr, c.transcript)
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	go func() {
-		r := bufio.NewReaderSize(out, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				c.transcript.Write(line)
-				c.lines <- bytes.TrimSuffix(line, []byte("\n"))
-			}
-			if err != nil {
-				close(c.lines)
-				return
-			}
-		}
-	}()
-	tb.Cleanup(c.close)
-	return c
-}
-
-// send writes one raw line to the server.
-func (c *client) send(line string) {
-	c.tb.Helper()
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
-		c.tb.Fatalf("write to server: %v", err)
-	}
-}
-
-// recv returns the next line the server printed.
-func (c *client) recv() []byte {
-	c.tb.Helper()
-	select {
-	case line, ok := <-c.lines:
-		if !ok {
-			c.tb.Fatalf("server closed stdout; stderr:\n%s", c.stderr.String())
-		}
-		return line
-	case <-time.After(30 * time.Second):
-		c.tb.Fatalf("no answer from server in 30s; stderr:\n%s", c.stderr.String())
-	}
-	return nil
-}
-
-// rpcReply is a decoded JSON-RPC response.
-type rpcReply struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Error  *rpcError       `json:"error"`
-}
-
-// call sends a request and waits for its response, skipping notifications.
-func (c *client) call(method string, params any) rpcReply {
-	c.tb.Helper()
-	c.nextID++
-	id := c.nextID
-	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	c.send(string(encode(msg)))
-	for {
-		var r rpcReply
-		line := c.recv()
-		if err := json.Unmarshal(line, &r); err != nil {
-			c.tb.Fatalf("bad line from server: %v: %s", err, line)
-		}
-		if string(r.ID) == fmt.Sprint(id) {
-			return r
-		}
-	}
-}
-
-// initialize performs the initialize handshake.
-func (c *client) initialize(version string) {
-	c.tb.Helper()
-	r := c.call("initialize", map[string]any{"protocolVersion": version, "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "test", "version": "1"}})
-	if r.Error != nil {
-		c.tb.Fatalf("initialize: %v", r.Error.Message)
-	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-}
-
-// callTool calls a tool and returns the decoded JSON of its text content and
-// whether it is an error result.
-func (c *client) callTool(name string, args any) (map[string]any, bool) {
-	c.tb.Helper()
-	r := c.call("tools/call", map[string]any{"name": name, "arguments": args})
-	if r.Error != nil {
-		c.tb.Fatalf("tools/call %s: JSON-RPC error %d %s", name, r.Error.Code, r.Error.Message)
-	}
-	var res struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	}
-	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) != 1 {
-		c.tb.Fatalf("tools/call %s: bad result %s", name, r.Result)
-	}
-	var v map[string]any
-	d := json.NewDecoder(strings.NewReader(res.Content[0].Text))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		c.tb.Fatalf("tools/call %s: content is not JSON: %v: %s", name, err, res.Content[0].Text)
-	}
-	return v, res.IsError
-}
-
-// close ends the server by closing its stdin and waits for it to exit.
-func (c *client) close() {
-	c.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		c.cmd.Process.Kill()
-		<-done
-	}
-}
 
 // BenchmarkStartup measures process start to the answers of initialize and
 // tools/list over real pipes.
@@ -243,6 +27,7 @@ func BenchmarkStartup(b *testing.B) {
 // TestStartupErrors runs the binary with malformed settings: one line on
 // stderr, a non-zero exit, and nothing on stdout.
 func TestStartupErrors(t *testing.T) {
+	t.Parallel()
 	conflicted := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(conflicted, []byte("{\n<<<<<<< HEAD\n\"profiles\": []\n=======\n>>>>>>> other\n}\n"), 0o600)
 	for _, tc := range []struct {
@@ -270,6 +55,7 @@ func TestStartupErrors(t *testing.T) {
 // . does) that then enters an unfinished merge: mutations fail with kind
 // infra_stop before anything is sent; reads still work up to Gitea.
 func TestInfraStopOnMutation(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module giteamcp\n"), 0o600)
 	os.Mkdir(filepath.Join(dir, ".git"), 0o700)

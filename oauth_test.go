@@ -79,6 +79,7 @@ func sealAt(o *oauthServer, at time.Time, kind string, s *sealed, ttl time.Durat
 }
 
 func TestOAuthSeal(t *testing.T) {
+	t.Parallel()
 	o, other := testOAuth(t, oauthTestKey), testOAuth(t, oauthOtherKey)
 	t0 := time.Unix(1_800_000_000, 0)
 	o.now, other.now = func() time.Time { return t0 }, func() time.Time { return t0 }
@@ -136,6 +137,7 @@ func TestOAuthSeal(t *testing.T) {
 }
 
 func TestOAuthConfig(t *testing.T) {
+	t.Parallel()
 	base := oauthTestEnv("https://gitea.example.com")
 	with := func(kv ...string) map[string]string {
 		env := maps.Clone(base)
@@ -212,6 +214,7 @@ func TestOAuthConfig(t *testing.T) {
 // TestOAuthPublicURL checks the default public URL, http://ADDR of -http,
 // which must be a loopback address.
 func TestOAuthPublicURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		env, listen, want string // want "" for an error
 	}{
@@ -238,6 +241,7 @@ func TestOAuthPublicURL(t *testing.T) {
 // TestOAuthProfile checks profile selection in OAuth mode: no token is read,
 // and runtime switching is refused.
 func TestOAuthProfile(t *testing.T) {
+	t.Parallel()
 	switching := &profileConfig{AllowRuntimeSwitching: true}
 	for _, tt := range []struct {
 		cfg           *profileConfig
@@ -265,6 +269,7 @@ func TestOAuthProfile(t *testing.T) {
 // TestOAuthStartupErrors runs the binary with OAuth settings it must refuse:
 // one line on stderr and a non-zero exit.
 func TestOAuthStartupErrors(t *testing.T) {
+	t.Parallel()
 	env := []string{"GITEA_URL=http://127.0.0.1:1", "GITEA_OAUTH_CLIENT_ID=" + oauthTestAppID, "GITEA_OAUTH_CLIENT_SECRET=" + oauthTestSecret}
 	key := "MCP_OAUTH_KEY=" + oauthTestKey
 	for _, tt := range []struct {
@@ -294,6 +299,7 @@ func TestOAuthStartupErrors(t *testing.T) {
 }
 
 func TestOAuthMetadata(t *testing.T) {
+	t.Parallel()
 	ts, _ := newOAuthTest(t, "http://127.0.0.1:1")
 	u := ts.URL
 	resource := map[string]any{"resource": u + "/mcp", "authorization_servers": []any{u}, "bearer_methods_supported": []any{"header"}}
@@ -347,6 +353,7 @@ func TestOAuthMetadata(t *testing.T) {
 // sealed with the server's key for its resource, not expired, and answers
 // anything else with 401 and a challenge naming the resource metadata.
 func TestOAuthUnauthorized(t *testing.T) {
+	t.Parallel()
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	other := testOAuth(t, oauthOtherKey)
 	other.public = o.public
@@ -395,10 +402,11 @@ func TestOAuthUnauthorized(t *testing.T) {
 // TestOAuthSessionOwner checks that an HTTP session serves only the user and
 // client whose token created it.
 func TestOAuthSessionOwner(t *testing.T) {
+	t.Parallel()
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	alice, bob := accessToken(o, "alice", time.Hour), accessToken(o, "bob", time.Hour)
 	aliceElsewhere := o.seal("access", &sealed{Aud: o.resource(), Client: oauthHash("another client"), Login: "alice", Token: "gitea-at-alice"}, time.Hour)
-	sid := mcpSession(t, ts.URL, alice)
+	sid := httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+alice)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	for _, tt := range []struct {
 		name, token string
@@ -409,7 +417,7 @@ func TestOAuthSessionOwner(t *testing.T) {
 		{"the same user through another client", aliceElsewhere, 404},
 		{"creator again", alice, 200},
 	} {
-		resp, _, err := mcpPost(ts.URL, tt.token, sid, list)
+		resp, _, err := mcpSend(nil, ts.URL, http.MethodPost, bearer(tt.token, sid), list)
 		if err != nil || resp.StatusCode != tt.want {
 			t.Errorf("%s: got %v %v, want %d", tt.name, resp.Status, err, tt.want)
 		}
@@ -486,6 +494,7 @@ func TestOAuthRegister(t *testing.T) {
 }
 
 func TestOAuthPKCE(t *testing.T) {
+	t.Parallel()
 	// RFC 7636, appendix B.
 	const verifier, challenge = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 	long := strings.Repeat("a.~_-", 26)
@@ -516,6 +525,7 @@ func TestOAuthPKCE(t *testing.T) {
 // redirect URI gets an error page, other errors go back to the client, and
 // a good request gets the consent page.
 func TestOAuthAuthorize(t *testing.T) {
+	t.Parallel()
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	c := newOAuthClient(t, ts.URL)
 	tests := []struct {
@@ -571,6 +581,7 @@ func TestOAuthAuthorize(t *testing.T) {
 // codes sealed here: single use, PKCE, and binding to the client, redirect
 // URI and resource.
 func TestOAuthToken(t *testing.T) {
+	t.Parallel()
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	c, other := newOAuthClient(t, ts.URL), newOAuthClient(t, ts.URL)
 	code := func(mod func(*sealed)) string {
@@ -640,6 +651,7 @@ func TestOAuthToken(t *testing.T) {
 // Gitea, callback, code, tokens, MCP calls as the user, refresh; and checks
 // that a sign-in cannot be finished by another browser or site.
 func TestOAuthSignIn(t *testing.T) {
+	t.Parallel()
 	gitea := newScriptedGitea(t)
 	g := gitea.oauthProvider("alice")
 	ts, o := newOAuthTest(t, gitea.URL)
@@ -647,7 +659,7 @@ func TestOAuthSignIn(t *testing.T) {
 
 	resp, _ := c.consent(t, "allow")
 	tok := c.exchange(t, c.back(t, resp).Get("code"))
-	sid := mcpSession(t, ts.URL, tok.Access)
+	sid := httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+tok.Access)
 	who, err := mcpWhoami(ts.URL, tok.Access, sid)
 	if err != nil || str(who["login"]) != "alice" || str(who["mode"]) != "oauth" || str(who["profile"]) != "gitea-owner" {
 		t.Fatalf("gitea_whoami: %v %v", who, err)
@@ -685,7 +697,7 @@ func TestOAuthSignIn(t *testing.T) {
 	bob.browser = newBrowser()
 	resp, _ = bob.consent(t, "allow")
 	bobTok := bob.exchange(t, bob.back(t, resp).Get("code"))
-	if who, err := mcpWhoami(ts.URL, bobTok.Access, mcpSession(t, ts.URL, bobTok.Access)); err != nil || str(who["login"]) != "bob" {
+	if who, err := mcpWhoami(ts.URL, bobTok.Access, httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+bobTok.Access)); err != nil || str(who["login"]) != "bob" {
 		t.Errorf("gitea_whoami as bob: %v %v", who, err)
 	}
 
@@ -754,6 +766,7 @@ func TestOAuthSignIn(t *testing.T) {
 // finds its fix in oauthFixes, and no earlier one; an error Gitea did not
 // answer gets the generic advice.
 func TestOAuthFixes(t *testing.T) {
+	t.Parallel()
 	o := testOAuth(t, oauthTestKey)
 	for i, f := range oauthFixes {
 		want := f.fix
@@ -936,40 +949,6 @@ func oauthPost(tb testing.TB, u, contentType, body string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-// mcpPost sends one MCP message to base/mcp with a bearer token and session
-// sid (if not ""); safe for concurrent use.
-func mcpPost(base, token, sid, body string) (*http.Response, []byte, error) {
-	req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	if sid != "" {
-		req.Header.Set(hdrSession, sid)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp, b, err
-}
-
-// mcpSession initializes a session with token and returns its id.
-func mcpSession(tb testing.TB, base, token string) string {
-	tb.Helper()
-	resp, body, err := mcpPost(base, token, "", initBody("2025-11-25"))
-	if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get(hdrSession) == "" {
-		tb.Fatalf("initialize: %v %v %.200s", resp.Status, err, body)
-	}
-	sid := resp.Header.Get(hdrSession)
-	mcpPost(base, token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return sid
-}
-
 // mcpIDs numbers the requests of mcpWhoami: ids in flight in a session differ.
 var mcpIDs atomic.Int64
 
@@ -977,7 +956,7 @@ var mcpIDs atomic.Int64
 // envelope.
 func mcpWhoami(base, token, sid string) (map[string]any, error) {
 	call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"gitea_whoami","arguments":{}}}`, mcpIDs.Add(1))
-	resp, body, err := mcpPost(base, token, sid, call)
+	resp, body, err := mcpSend(nil, base, http.MethodPost, bearer(token, sid), call)
 	if err != nil {
 		return nil, err
 	}
@@ -1073,6 +1052,7 @@ func BenchmarkOAuthAuthenticate(b *testing.B) {
 // and Secure; on loopback http it can be neither. Both are HttpOnly, Lax and
 // scoped to the whole host.
 func TestOAuthCookie(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		public string
 		want   string // the Set-Cookie line without its value
@@ -1137,7 +1117,7 @@ func oauthServerOf(getenv func(string) string) (*oauthServer, error) {
 func TestOAuthInstructionsMode(t *testing.T) {
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	_, body, err := mcpPost(ts.URL, accessToken(o, "alice", time.Hour), "", init)
+	_, body, err := mcpSend(nil, ts.URL, http.MethodPost, bearer(accessToken(o, "alice", time.Hour), ""), init)
 	if err != nil || !strings.Contains(string(body), "identity mode oauth") {
 		t.Errorf("initialize: %v, instructions without \"identity mode oauth\": %.300s", err, body)
 	}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestEmbeddedOpenAPI(t *testing.T) {
+	t.Parallel()
 	if !json.Valid(embeddedOpenAPI) {
 		t.Fatal("embedded document is not valid JSON")
 	}
@@ -44,6 +45,7 @@ func TestEmbeddedOpenAPI(t *testing.T) {
 var placeholder = regexp.MustCompile(`\{([^}]+)\}`)
 
 func TestOperationSchema(t *testing.T) {
+	t.Parallel()
 	ops, err := parseOpenAPI(embeddedOpenAPI)
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +73,7 @@ func TestOperationSchema(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want map[string]string

@@ -66,6 +66,7 @@ func compiled(t testing.TB, p *profile) *profile {
 }
 
 func TestPermRulesCoverDocument(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	if len(ops) != 471 {
 		t.Errorf("document has %d operations, want 471", len(ops))
@@ -97,6 +98,7 @@ func TestPermRulesCoverDocument(t *testing.T) {
 }
 
 func TestPermRules(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	for i, r := range permRules {
 		if len(r.examples) == 0 {
@@ -113,6 +115,7 @@ func TestPermRules(t *testing.T) {
 }
 
 func TestArgRules(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	for _, r := range argRules {
 		for _, id := range r.ids {
@@ -129,6 +132,7 @@ func TestArgRules(t *testing.T) {
 }
 
 func TestOperationAliases(t *testing.T) {
+	t.Parallel()
 	for alias, want := range operationAliases {
 		got, err := normalizeOperation(alias)
 		if err != nil || got != want || !isCanonical[want] {
@@ -138,6 +142,7 @@ func TestOperationAliases(t *testing.T) {
 }
 
 func TestNormalizeOperation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, want, err string
 	}{
@@ -172,6 +177,7 @@ func errContains(err error, want string) bool {
 }
 
 func TestAllows(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		allowed, forbidden []string
 		perm               string
@@ -202,6 +208,7 @@ func TestAllows(t *testing.T) {
 }
 
 func TestProfileWarnings(t *testing.T) {
+	t.Parallel()
 	p := compiled(t, &profile{Name: "p", AllowedOperations: []string{"gitea.read", "issue.create"}})
 	want := []string{`profile "p": allowed entry grants nothing: operation "issue.create": ambiguous; spell it gitea.issue.create or use an alias`}
 	if diff := cmp.Diff(want, p.warnings()); diff != "" {
@@ -210,6 +217,7 @@ func TestProfileWarnings(t *testing.T) {
 }
 
 func TestBuiltinProfiles(t *testing.T) {
+	t.Parallel()
 	all := []string{}
 	for _, op := range canonicalOps {
 		all = append(all, op.name)
@@ -262,6 +270,7 @@ func builtinNames() []string {
 }
 
 func TestAssessReconcilerProfile(t *testing.T) {
+	t.Parallel()
 	forbidden := []string{"gitea.pr.approve", "gitea.pr.merge", "gitea.pr.review", "gitea.pr.create", "gitea.branch.push", "gitea.repo.commit"}
 	tests := []struct {
 		name string
@@ -288,6 +297,7 @@ func TestAssessReconcilerProfile(t *testing.T) {
 }
 
 func TestAllowsRepo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		repos       []string
 		owner, repo string
@@ -314,6 +324,7 @@ func TestAllowsRepo(t *testing.T) {
 }
 
 func TestRepoParams(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	for _, rp := range repoParams {
 		found := false
@@ -327,6 +338,7 @@ func TestRepoParams(t *testing.T) {
 }
 
 func TestParseProfiles(t *testing.T) {
+	t.Parallel()
 	const ok = `{"profile_name": "acme-bot", "allowed_operations": ["read"], "token_source_name": "ACME_TOKEN"}`
 	tests := []struct {
 		name, file string
@@ -370,6 +382,7 @@ func TestParseProfiles(t *testing.T) {
 }
 
 func TestLoadProfiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	bad := filepath.Join(dir, "bad.json")
@@ -400,6 +413,7 @@ func TestLoadProfiles(t *testing.T) {
 }
 
 func TestSelectProfile(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef0123456789abcdef01234567"
 	cfg, err := parseProfiles([]byte(`{"profiles": [{"profile_name": "acme-bot", "allowed_operations": ["read"], "token_source_name": "ACME_TOKEN"}]}`))
 	if err != nil {
@@ -434,6 +448,7 @@ func TestSelectProfile(t *testing.T) {
 }
 
 func TestProfileErrorsHideTokens(t *testing.T) {
+	t.Parallel()
 	const token = "abcdef0123456789abcdef0123456789abcdef01"
 	env := func(k string) string {
 		if k == "GITEA_TOKEN" || k == "DECOY" {
@@ -467,6 +482,7 @@ func TestProfileErrorsHideTokens(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	ops := docOps(t)
 	bot := compiled(t, &profile{Name: "acme-bot", AuthenticatedUsername: "bot", Repositories: []string{"acme/*"},
 		AllowedOperations: []string{"read", "gitea.issue.create", "gitea.user.settings", "gitea.repo.create"}})
@@ -554,6 +570,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideUnmappedOperation(t *testing.T) {
+	t.Parallel()
 	got := decide(builtin(t, "gitea-owner"), "root", "t", opInfo{ID: "newThing", Method: "POST", Route: "/new/thing"}, nil, nil)
 	want := decision{Tool: "t", Operation: "newThing", Profile: "gitea-owner", Identity: "root", Reason: "POST /new/thing (newThing) maps to no canonical operation; it is denied"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -562,6 +579,7 @@ func TestDecideUnmappedOperation(t *testing.T) {
 }
 
 func TestDecisionJSON(t *testing.T) {
+	t.Parallel()
 	data, err := json.Marshal(decision{Allowed: true, Tool: "t", Operation: "o", RequiredPermission: "p", Profile: "f", Identity: "i", Reason: "r"})
 	if err != nil {
 		t.Fatal(err)
@@ -573,6 +591,7 @@ func TestDecisionJSON(t *testing.T) {
 }
 
 func TestSelfActionDenied(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		perm, login, author string
 		denied              bool

@@ -26,6 +26,7 @@ func decodeNumbers(tb testing.TB, s string) any {
 }
 
 func TestSecretRules(t *testing.T) {
+	t.Parallel()
 	lower := regexp.MustCompile(`^[a-z_-]{2,}$`)
 	seen := map[string]bool{}
 	for _, r := range secretRules {
@@ -87,6 +88,7 @@ func referenceMask(s string) (string, []string) {
 }
 
 func TestMaskString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		names    []string
@@ -120,6 +122,7 @@ func TestMaskString(t *testing.T) {
 }
 
 func TestScrubString(t *testing.T) {
+	t.Parallel()
 	r := newRedactor("tok1")
 	for _, tc := range []struct {
 		in     string
@@ -140,6 +143,7 @@ func TestScrubString(t *testing.T) {
 }
 
 func TestParseSecretMode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in      string
 		want    secretMode
@@ -156,6 +160,7 @@ func TestParseSecretMode(t *testing.T) {
 }
 
 func TestNewRedactor(t *testing.T) {
+	t.Parallel()
 	got := newRedactor("bb", "", "a", "ccc", "bb", "aa").secrets
 	if diff := cmp.Diff([]string{"ccc", "aa", "bb", "a"}, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
@@ -163,6 +168,7 @@ func TestNewRedactor(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		secrets  []string
 		in, want string
@@ -199,6 +205,7 @@ func TestCleanInputsDoNotAllocate(t *testing.T) {
 }
 
 func TestBodySecrets(t *testing.T) {
+	t.Parallel()
 	nest := func(levels int, leaf string) string { // leaf at the given container level
 		s := leaf
 		for i := 1; i < levels; i++ {
@@ -235,6 +242,7 @@ func TestBodySecrets(t *testing.T) {
 }
 
 func TestStripHidden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		n        int
@@ -262,6 +270,7 @@ func TestStripHidden(t *testing.T) {
 // characters, invisible operators, fillers, interlinear annotation) are all
 // in it, so that dropping a row with its example is noticed.
 func TestCarriersRequired(t *testing.T) {
+	t.Parallel()
 	ranges := [][2]rune{{0xE0000, 0xE007F}, {0xFE00, 0xFE0F}, {0xE0100, 0xE01EF}, {0x202A, 0x202E}, {0x2066, 0x2069},
 		{0x200B, 0x200F}, {0x061C, 0x061C}, {0x2060, 0x2064}, {0xFEFF, 0xFEFF}, {0x00AD, 0x00AD}, {0x034F, 0x034F},
 		{0x180E, 0x180E}, {0x115F, 0x1160}, {0x3164, 0x3164}, {0xFFA0, 0xFFA0}, {0xFFF9, 0xFFFB}}
@@ -278,6 +287,7 @@ func TestCarriersRequired(t *testing.T) {
 // exactly its carriers in prose and shows them as markers in file text; both
 // ends of the range are carriers; the rows are sorted and apart.
 func TestInvisibleCarriers(t *testing.T) {
+	t.Parallel()
 	for i, c := range invisibleCarriers {
 		if c.lo > c.hi || i > 0 && invisibleCarriers[i-1].hi >= c.lo {
 			t.Errorf("row %U..%U: not sorted or overlapping", c.lo, c.hi)

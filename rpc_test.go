@@ -107,6 +107,7 @@ func expectedReplies(line string) int {
 // in flight and suppresses its response. The hanging server is fault
 // injection: a real Gitea cannot be made to hang on demand.
 func TestConcurrentAndCancelled(t *testing.T) {
+	t.Parallel()
 	cancelled := make(chan struct{}, 1)
 	ts := newScriptedGitea(t).user("tester")
 	ts.answer("GET", "/repos/alice/slow", ts.fakeHold(nil, cancelled))

@@ -56,6 +56,7 @@ type schemaSuiteGroup struct {
 // TestSchemaSuite runs the official test suite cases. Each schema is also
 // marshalled and read back, and that copy must give the same results.
 func TestSchemaSuite(t *testing.T) {
+	t.Parallel()
 	ran, skipped, used := 0, 0, map[string]bool{}
 	for _, file := range schemaSuiteFiles {
 		data, err := os.ReadFile(filepath.Join("testdata", "schema", file+".json"))
@@ -180,6 +181,7 @@ func schemaValue(t testing.TB, text string) any {
 
 // TestSchemaErrors checks the error for each keyword: path, keyword, got and want.
 func TestSchemaErrors(t *testing.T) {
+	t.Parallel()
 	long := `"` + strings.Repeat("é", 40) + `"`
 	for _, c := range []struct {
 		schema  string
@@ -264,6 +266,7 @@ func TestSchemaErrors(t *testing.T) {
 
 // TestSchemaUnmarshalErrors checks that invalid and unsupported schemas are refused.
 func TestSchemaUnmarshalErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ schema, want string }{
 		{`{"title": "x"}`, `title: unknown keyword`},
 		{`{"properties": {"a": {"items": {"$ref": "#"}}}}`, `properties: items: $ref: unknown keyword`},
@@ -294,6 +297,7 @@ func TestSchemaUnmarshalErrors(t *testing.T) {
 // TestSchemaRoundTrip checks that schemas marshal compactly with "type"
 // first, and that reading the output back gives the same output again.
 func TestSchemaRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		schema *Schema // built in Go, or nil to unmarshal in
 		in     string

@@ -24,6 +24,7 @@ import (
 // answered by one line, and a ping after each to show the server still
 // serves.
 func TestStdioBadInput(t *testing.T) {
+	t.Parallel()
 	c := startClient(t)
 	c.initialize("2025-11-25")
 	deep := strings.Repeat("[", 9000) + strings.Repeat("]", 9000)
@@ -55,6 +56,7 @@ func TestStdioBadInput(t *testing.T) {
 
 // TestStdioBatchBound shows that a batch holds at most maxInFlight messages.
 func TestStdioBatchBound(t *testing.T) {
+	t.Parallel()
 	c := startClient(t)
 	c.initialize("2025-03-26")
 	c.send("[" + strings.Repeat(`{"jsonrpc":"2.0","method":"x"},`, maxInFlight) + `{"jsonrpc":"2.0","method":"x"}]`)
@@ -68,6 +70,7 @@ func TestStdioBatchBound(t *testing.T) {
 // message without its newline is served, a cut one is a parse error, and
 // the server exits cleanly.
 func TestStdioEndMidLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ last, want string }{
 		{`{"jsonrpc":"2.0","id":7,"method":"ping"}`, `{"jsonrpc":"2.0","id":7,"result":{}}`},
 		{`{"jsonrpc":"2.0","id":7,"meth`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"}}`},
@@ -85,6 +88,7 @@ func TestStdioEndMidLine(t *testing.T) {
 // more request is refused at once while a cancellation still gets through;
 // cancelling every call stops every Gitea request and answers none of them.
 func TestStdioBusyAndCancelAll(t *testing.T) {
+	t.Parallel()
 	arrived, cancelled := make(chan struct{}, 2*maxInFlight), make(chan struct{}, 2*maxInFlight)
 	h := newScriptedGitea(t).user("alice")
 	h.otherwise(h.fakeHold(arrived, cancelled))
@@ -135,6 +139,7 @@ func TestStdioBusyAndCancelAll(t *testing.T) {
 // call is cancelled and answered as such, the audit log has every attempt
 // with an intact chain, and the server exits at once.
 func TestStdioSignals(t *testing.T) {
+	t.Parallel()
 	const calls = 8
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {

@@ -11,23 +11,11 @@ import (
 	"testing"
 )
 
-// testServer builds a server from the given settings and waits for its catalog.
-func testServer(tb testing.TB, env map[string]string) *server {
-	tb.Helper()
-	s, err := newServer(func(k string) string { return env[k] })
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := s.wait(); err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
-
 // maxListBytes is the budget of the default tools/list result in compact JSON.
 const maxListBytes = 12 * 1024
 
 func TestDefaultToolsListSize(t *testing.T) {
+	t.Parallel()
 	for _, prof := range []string{"", "gitea-issue-manager", "gitea-author", "gitea-reviewer", "gitea-merger", "gitea-owner", "prgs-reconciler"} {
 		res, rerr := testServer(t, map[string]string{"GITEA_MCP_PROFILE": prof, "GITEA_TOKEN": "t"}).listTools(nil)
 		if rerr != nil {
@@ -41,6 +29,7 @@ func TestDefaultToolsListSize(t *testing.T) {
 }
 
 func TestCatalogSettings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tools, disabled string
 		want            []string // listed tool names
@@ -79,6 +68,7 @@ func TestCatalogSettings(t *testing.T) {
 }
 
 func TestDisabledOperationUnreachable(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, map[string]string{"DISABLED_TOOLS": "repoDeleteBranch,gitea_api_request"})
 	res := callOperation(t.Context(), s, nil, map[string]any{"operation": "repoDeleteBranch", "arguments": map[string]any{}})
 	if res["isError"] != true {
@@ -94,6 +84,7 @@ func TestDisabledOperationUnreachable(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		env  map[string]string
 		want string
@@ -178,6 +169,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 // TestRawToolQuery shows that the raw tool sends only the matched operation's
 // own query parameters: sudo, token or access_token would change who acts.
 func TestRawToolQuery(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": "t", "GITEA_MCP_PROFILE": "gitea-owner"})
 	for _, key := range []string{"sudo", "token", "access_token", "nonsense"} {
 		res := rawRequest(t.Context(), s, nil, map[string]any{"method": "POST", "path": "/repos/a/b/pulls/1/merge",
