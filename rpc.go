@@ -115,8 +115,12 @@ func newSession(srv *server, send func([]byte)) *session {
 	return &session{srv: srv, send: send, logLevel: levelOff, inflight: map[string]*call{}}
 }
 
-// encode marshals v as one compact JSON line without HTML escaping.
+// encode marshals v as one compact JSON line without HTML escaping; a
+// tools/list result goes to encodeToolsList.
 func encode(v any) []byte {
+	if b, ok := encodeToolsList(v); ok {
+		return b
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

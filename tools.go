@@ -221,7 +221,7 @@ func (s *server) listTools(params json.RawMessage) (map[string]any, *rpcError) {
 		}
 	}
 	end := min(start+listPageSize, len(tools))
-	page := make([]json.RawMessage, 0, end-start)
+	page := make(toolsPage, 0, end-start)
 	for _, t := range tools[start:end] {
 		page = append(page, t.listingJSON())
 	}
@@ -230,6 +230,62 @@ func (s *server) listTools(params json.RawMessage) (map[string]any, *rpcError) {
 		result["nextCursor"] = makeCursor(end)
 	}
 	return result, nil
+}
+
+// toolsPage is a tools/list page: each tool's listing, which encode (through
+// listingJSON) has already checked and compacted.
+type toolsPage []json.RawMessage
+
+// encodeToolsList encodes a tools/list result, alone or in its response,
+// with the page copied in as it is; ok is false for any other value.
+// encoding/json would scan every byte of the page again, most of the cost of
+// tools/list (BenchmarkToolsList, BenchmarkHTTPToolsList). The other members
+// are encoded by encoding/json in two parts, sorting before "tools" and
+// after it, so the bytes are those it would write.
+func encodeToolsList(v any) (out []byte, ok bool) {
+	r, isResponse := v.(*response)
+	m, _ := v.(map[string]any)
+	if isResponse && r.Error == nil {
+		m, _ = r.Result.(map[string]any)
+	}
+	page, ok := m["tools"].(toolsPage)
+	if !ok {
+		return nil, false
+	}
+	if isResponse {
+		out = encode(&response{JSONRPC: r.JSONRPC, ID: r.ID})
+		out = append(out[:len(out)-1], `,"result":`...)
+	}
+	before, after := map[string]any{}, map[string]any{}
+	for k, v := range m {
+		if k < "tools" {
+			before[k] = v
+		} else if k > "tools" {
+			after[k] = v
+		}
+	}
+	b := encode(before)
+	out = append(out, b[:len(b)-1]...) // without its '}'
+	if len(before) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"tools":[`...)
+	for i, l := range page {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, l...)
+	}
+	out = append(out, ']')
+	if b := encode(after); len(after) > 0 {
+		out = append(append(out, ','), b[1:]...) // without its '{'
+	} else {
+		out = append(out, '}')
+	}
+	if isResponse {
+		out = append(out, '}')
+	}
+	return out, true
 }
 
 // visible returns the listed tools the active profile may use: generated

@@ -21,9 +21,44 @@ func TestDefaultToolsListSize(t *testing.T) {
 		if rerr != nil {
 			t.Fatal(rerr)
 		}
-		t.Logf("profile %q: tools/list %d bytes, %d tools", prof, len(encode(res)), len(res["tools"].([]json.RawMessage)))
+		t.Logf("profile %q: tools/list %d bytes, %d tools", prof, len(encode(res)), len(res["tools"].(toolsPage)))
 		if n := len(encode(res)); n > maxListBytes {
 			t.Errorf("profile %q: default tools/list is %d bytes, want at most %d", prof, n, maxListBytes)
+		}
+	}
+}
+
+// TestEncodeToolsList: a tools/list result, alone or in its response, with
+// any other members, encodes to the bytes encoding/json writes (the page is
+// copied in, not scanned again); any other value is left to encoding/json.
+func TestEncodeToolsList(t *testing.T) {
+	t.Parallel()
+	page := toolsPage{json.RawMessage(`{"name":"a","inputSchema":{"type":"object"}}`), json.RawMessage(`{"name":"b<&>"}`)}
+	for _, m := range []map[string]any{
+		{"tools": page},
+		{"tools": toolsPage{}},
+		{"tools": page, "nextCursor": "dG9vbHM6NTA"},
+		{"tools": page, "nextCursor": "c", "resultType": "complete", "ttlMs": 60000, "cacheScope": "private", "zz": []any{"<"}},
+	} {
+		plain := func(v any) string {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			return strings.TrimSuffix(b.String(), "\n")
+		}
+		for _, v := range []any{m, &response{JSONRPC: "2.0", ID: json.RawMessage(`"x"`), Result: m}} {
+			got, ok := encodeToolsList(v)
+			if diff := cmp.Diff(plain(v), string(got)); !ok || diff != "" {
+				t.Errorf("encodeToolsList(%v): ok %v, mismatch (-want +got):\n%s", m, ok, diff)
+			}
+		}
+	}
+	for _, v := range []any{map[string]any{"tools": []any{}}, &response{JSONRPC: "2.0", ID: json.RawMessage(`1`), Error: &rpcError{Code: 1, Message: "m"}, Result: map[string]any{"tools": page}}, "x"} {
+		if _, ok := encodeToolsList(v); ok {
+			t.Errorf("encodeToolsList(%v): ok, want it left to encoding/json", v)
 		}
 	}
 }
