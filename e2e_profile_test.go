@@ -40,28 +40,6 @@ func prState(t *testing.T, g *giteaInstance, n int) string {
 	return pr.State
 }
 
-// routes calls one operation by each route: its generated tool, find/call,
-// and the raw tool with method and path.
-func routes(op, method, path string, args map[string]any) []struct {
-	name string
-	tool string
-	args map[string]any
-} {
-	raw := map[string]any{"method": method, "path": path}
-	if body, ok := args["body"]; ok {
-		raw["body"] = body
-	}
-	return []struct {
-		name string
-		tool string
-		args map[string]any
-	}{
-		{"generated", op, args},
-		{"call", "gitea_call_operation", map[string]any{"operation": op, "arguments": args}},
-		{"raw", "gitea_api_request", raw},
-	}
-}
-
 const policyTools = "GITEA_MCP_TOOLS=repoMergePullRequest,repoCreatePullReview,repoEditPullRequest,issueEditIssue,issueCreateComment,issueEditIssueDeadline"
 
 func TestE2EProfiles(t *testing.T) {

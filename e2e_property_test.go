@@ -604,12 +604,8 @@ func TestE2EPolicyProperty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops, err := parseOpenAPI(embeddedOpenAPI)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mutating []*operation
-	for _, op := range ops {
+	for _, op := range docOperations(t) {
 		if op.Method != http.MethodGet {
 			mutating = append(mutating, op)
 		}

@@ -16,7 +16,7 @@ import (
 // operationId, and under operationId+"?" its arguments beside the body when it
 // has query parameters.
 var docBodies = sync.OnceValues(func() (map[string]map[string]*Schema, error) {
-	ops, err := parseOpenAPI(embeddedOpenAPI)
+	ops, err := parseDocOnce()
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -11,11 +12,31 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// docRoutes reads the operations of the OpenAPI document, sorted by operationId.
+// docRoutes reads the operations of the OpenAPI document straight from its
+// JSON, not through parseOpenAPI, so that they can check what the server
+// makes of the document; sorted by operationId. The slice is the caller's.
 func docRoutes(tb testing.TB) []routeSpec {
 	tb.Helper()
+	specs, err := readDocRoutes()
+	if err != nil {
+		tb.Fatalf("openapi document: %v", err)
+	}
+	return slices.Clone(specs)
+}
+
+// docOps returns the operations of docRoutes by operationId.
+func docOps(tb testing.TB) map[string]opInfo {
+	ops := map[string]opInfo{}
+	for _, s := range docRoutes(tb) {
+		ops[s.OperationID] = opInfo{ID: s.OperationID, Method: s.Method, Route: s.Route}
+	}
+	return ops
+}
+
+// readDocRoutes reads the document once for docRoutes.
+var readDocRoutes = sync.OnceValues(func() ([]routeSpec, error) {
 	var d struct {
-		Paths map[string]map[string]struct {
+		Paths map[string]map[string]struct { // the document has no path-level "parameters"
 			OperationID string `json:"operationId"`
 			Parameters  []struct {
 				Name, In string
@@ -24,7 +45,7 @@ func docRoutes(tb testing.TB) []routeSpec {
 		} `json:"paths"`
 	}
 	if err := json.Unmarshal(embeddedOpenAPI, &d); err != nil {
-		tb.Fatalf("openapi document: %v", err)
+		return nil, err
 	}
 	var specs []routeSpec
 	for route, methods := range d.Paths {
@@ -39,8 +60,22 @@ func docRoutes(tb testing.TB) []routeSpec {
 		}
 	}
 	slices.SortFunc(specs, func(a, b routeSpec) int { return strings.Compare(a.OperationID, b.OperationID) })
-	return specs
+	return specs, nil
+})
+
+// docOperations returns the operations of the embedded document as the
+// server parses them, parsed once; the slice is the caller's.
+func docOperations(tb testing.TB) []*operation {
+	tb.Helper()
+	ops, err := parseDocOnce()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return slices.Clone(ops)
 }
+
+// parseDocOnce parses the embedded document once for docOperations.
+var parseDocOnce = sync.OnceValues(func() ([]*operation, error) { return parseOpenAPI(embeddedOpenAPI) })
 
 // routeParams returns the placeholder names of a route template.
 func routeParams(route string) []string {

@@ -99,6 +99,29 @@ func removeServerBinary() {
 	}
 }
 
+// routes are the tool calls that reach one operation by each door: its
+// generated tool, gitea_call_operation, and gitea_api_request with method
+// and path (and the body).
+func routes(op, method, path string, args map[string]any) []struct {
+	name string
+	tool string
+	args map[string]any
+} {
+	raw := map[string]any{"method": method, "path": path}
+	if body, ok := args["body"]; ok {
+		raw["body"] = body
+	}
+	return []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"generated", op, args},
+		{"call", "gitea_call_operation", map[string]any{"operation": op, "arguments": args}},
+		{"raw", "gitea_api_request", raw},
+	}
+}
+
 // client is an MCP client talking to the server's program (serverBinary)
 // over real pipes.
 type client struct {

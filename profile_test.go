@@ -8,41 +8,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// docOps returns the operations of the OpenAPI document, by operationId.
-func docOps(t testing.TB) map[string]opInfo {
-	t.Helper()
-	ops, err := readDocOps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ops
-}
-
-// readDocOps reads the OpenAPI document once.
-var readDocOps = sync.OnceValues(func() (map[string]opInfo, error) {
-	data := embeddedOpenAPI
-	var doc struct {
-		Paths map[string]map[string]struct {
-			ID string `json:"operationId"`
-		} `json:"paths"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	ops := map[string]opInfo{}
-	for route, methods := range doc.Paths {
-		for method, o := range methods { // the document has no path-level "parameters"
-			ops[o.ID] = opInfo{ID: o.ID, Method: strings.ToUpper(method), Route: route}
-		}
-	}
-	return ops, nil
-})
 
 // builtin returns the built-in profile called name.
 func builtin(t testing.TB, name string) *profile {
