@@ -515,11 +515,8 @@ func TestHTTPSessionLimits(t *testing.T) {
 	tr.mu.Lock()
 	tr.idle = 0
 	tr.mu.Unlock()
-	for deadline := time.Now().Add(10 * time.Second); status(c) != http.StatusNotFound; {
-		if time.Now().After(deadline) { // the stream's release follows the client's close
-			t.Fatal("an idle session did not expire")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitFor(func() bool { return status(c) == http.StatusNotFound }) { // the stream's release follows the client's close
+		t.Fatal("an idle session did not expire")
 	}
 }
 

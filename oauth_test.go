@@ -1115,6 +1115,7 @@ func oauthServerOf(getenv func(string) string) (*oauthServer, error) {
 // TestOAuthInstructionsMode checks that initialize's instructions name the
 // identity mode of the caller who sent it: oauth, as gitea_whoami says.
 func TestOAuthInstructionsMode(t *testing.T) {
+	t.Parallel()
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	_, body, err := mcpSend(nil, ts.URL, http.MethodPost, bearer(accessToken(o, "alice", time.Hour), ""), init)

@@ -141,6 +141,7 @@ func FuzzMembers(f *testing.F) {
 // refused, naming what is wrong; a route or method given twice yields a
 // duplicate operationId rather than one copy silently winning.
 func TestParseOpenAPIErrors(t *testing.T) {
+	t.Parallel()
 	get := func(id string) string { return `{"operationId":"` + id + `","summary":"s","tags":["t"]}` }
 	for _, tc := range []struct{ doc, want string }{
 		{`[]`, "openapi document: not a JSON object"},
@@ -165,6 +166,7 @@ func TestParseOpenAPIErrors(t *testing.T) {
 // TestDecodeStrings: the scanner's split of a string array agrees with
 // encoding/json, to which anything but a plain array goes.
 func TestDecodeStrings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
