@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -452,6 +454,44 @@ func FuzzCheckRawPath(f *testing.F) {
 			}
 			if again := matchOf(table, method, enc); again.Op != op || !cmp.Equal(again.Params, params) {
 				t.Fatalf("%s %q matches %s %v, its encoding %q matches %v", method, got, op, params, enc, again)
+			}
+		}
+	})
+}
+
+// FuzzTyped checks that the raw door's reading of a query or path text
+// (typed) sends what the text says to Gitea: a number exactly as written, a
+// boolean as Go's strconv (Gitea's reader) reads it, anything else as the
+// text itself, within a list of one for an array parameter.
+func FuzzTyped(f *testing.F) {
+	for _, s := range []string{"10", "-1", "1.5e3", "007", "+1", "true", "F", "1", "yes", "", "a,b"} {
+		f.Add(s)
+	}
+	schemas := []*Schema{{Type: "integer"}, {Type: "number"}, {Type: "boolean"}, {Type: "string"}, {Type: "array", Items: &Schema{Type: "integer"}}, nil}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, s := range schemas {
+			v := typed(s, text)
+			if list, ok := v.([]any); ok && s != nil && s.Type == "array" && len(list) == 1 {
+				v, s = list[0], s.Items
+			}
+			var q = url.Values{}
+			addQuery(q, "x", v, "multi")
+			sent := q.Get("x")
+			switch v := v.(type) {
+			case json.Number:
+				if sent != text || !schemaNumber.MatchString(text) || s.Type != "integer" && s.Type != "number" {
+					t.Fatalf("typed(%v, %q) = number %q, sent %q", s, text, v, sent)
+				}
+			case bool:
+				if b, err := strconv.ParseBool(text); err != nil || b != v || s.Type != "boolean" || sent != strconv.FormatBool(b) {
+					t.Fatalf("typed(%v, %q) = %v, sent %q", s, text, v, sent)
+				}
+			case string:
+				if v != text || sent != text {
+					t.Fatalf("typed(%v, %q) = %q, sent %q", s, text, v, sent)
+				}
+			default:
+				t.Fatalf("typed(%v, %q) = %#v", s, text, v)
 			}
 		}
 	})
