@@ -252,9 +252,14 @@ func encodeToolsList(v any) (out []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
+	size := 256 // the response's head and the other members, as a rule
+	for _, l := range page {
+		size += len(l) + 1
+	}
+	out = make([]byte, 0, size)
 	if isResponse {
-		out = encode(&response{JSONRPC: r.JSONRPC, ID: r.ID})
-		out = append(out[:len(out)-1], `,"result":`...)
+		h := encode(&response{JSONRPC: r.JSONRPC, ID: r.ID})
+		out = append(append(out, h[:len(h)-1]...), `,"result":`...)
 	}
 	before, after := map[string]any{}, map[string]any{}
 	for k, v := range m {
