@@ -697,8 +697,20 @@ func TestOAuthSignIn(t *testing.T) {
 	bob.browser = newBrowser()
 	resp, _ = bob.consent(t, "allow")
 	bobTok := bob.exchange(t, bob.back(t, resp).Get("code"))
-	if who, err := mcpWhoami(ts.URL, bobTok.Access, httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+bobTok.Access)); err != nil || str(who["login"]) != "bob" {
+	bobSid := httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+bobTok.Access)
+	if who, err := mcpWhoami(ts.URL, bobTok.Access, bobSid); err != nil || str(who["login"]) != "bob" {
 		t.Errorf("gitea_whoami as bob: %v %v", who, err)
+	}
+	// Another call acts as the login bob's token carries (its answer, Gitea's
+	// 404, names him) without asking Gitea who he is.
+	asked := gitea.count("GET", "/user")
+	_, body, err := mcpSend(nil, ts.URL, http.MethodPost, bearer(bobTok.Access, bobSid), `{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{"name":"gitea_call_operation",`+
+		`"arguments":{"operation":"repoGet","arguments":{"owner":"bob","repo":"none"}}}}`)
+	if err != nil || !strings.Contains(string(body), `\"identity\":{\"login\":\"bob\"`) {
+		t.Errorf("a call as bob: %v %.400s", err, body)
+	}
+	if n := gitea.count("GET", "/user") - asked; n != 0 {
+		t.Errorf("a call as bob asked Gitea %d times who he is; want 0", n)
 	}
 
 	// Cancel at the consent page.
