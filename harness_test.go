@@ -163,7 +163,13 @@ func startClient(tb testing.TB, env ...string) *client {
 // startClientIn is startClient with the server's working directory set.
 func startClientIn(tb testing.TB, dir string, env ...string) *client {
 	tb.Helper()
-	cmd := exec.Command(serverBinary(tb))
+	return startProgram(tb, serverBinary(tb), dir, env...)
+}
+
+// startProgram is startClientIn with the server's program given.
+func startProgram(tb testing.TB, program, dir string, env ...string) *client {
+	tb.Helper()
+	cmd := exec.Command(program)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	in, err := cmd.StdinPipe()
