@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -153,7 +154,7 @@ func TestGiteaFaults(t *testing.T) {
 // that does not resolve, and TLS failures; and GITEA_CA_FILE.
 func TestNetworkFaults(t *testing.T) {
 	t.Parallel()
-	refused := "http://" + refusedAddr(t)
+	refused := "http://" + refusedAddr(t, 0)
 	tlsGitea := newScriptedGiteaTLS(t).user("alice").json("/repos/alice/demo", map[string]any{"full_name": "alice/demo"})
 	plain := newScriptedGitea(t)
 	ssh, err := net.Listen("tcp", "127.0.0.1:0") // speaks neither TLS nor HTTP
@@ -271,6 +272,9 @@ func TestE2EConnectionRefused(t *testing.T) {
 		t.Fatalf("before the stop: %v", res)
 	}
 	g.stop()
+	u, _ := url.Parse(g.URL)
+	port, _ := strconv.Atoi(u.Port())
+	refusedAddr(t, port) // no other test's Gitea may take the port now
 	for range 2 {
 		res, isErr := c.callTool("repoGet", args)
 		got := faultResult{Kind: str(get(res, "error.kind")), Message: str(get(res, "error.message"))}
@@ -319,16 +323,20 @@ func TestE2ERedirect(t *testing.T) {
 	}
 }
 
-// refusedAddr returns a loopback address that refuses connections for the
-// whole test: its port is bound by a socket that never listens, so no other
-// server, in this test binary or another process, can be handed that port.
-func refusedAddr(t *testing.T) string {
+// refusedAddr returns a loopback address on port (0: any free port) that
+// refuses connections for the whole test: the port is bound by a socket that
+// never listens, so no server started later, in this test binary or another
+// process, is handed that port.
+func refusedAddr(t *testing.T, port int) string {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	if port != 0 { // a stopped server's connections may linger in TIME_WAIT
+		syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	sa, err := syscall.Getsockname(fd)

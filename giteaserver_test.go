@@ -224,15 +224,14 @@ func startGitea() (*giteaInstance, error) {
 		return nil, err
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fail(err)
+	// The port is chosen just before the web process starts (migrate and the
+	// users take seconds, and another test's Gitea may take a port freed that
+	// early); until then app.ini names port 0.
+	secret := rand.Text()
+	writeIni := func(port int) error {
+		return os.WriteFile(filepath.Join(dir, "app.ini"), []byte(fmt.Sprintf(giteaIni, dir, port, src, secret)), 0o600)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	g.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	ini := fmt.Sprintf(giteaIni, dir, port, src, rand.Text())
-	if err := os.WriteFile(filepath.Join(dir, "app.ini"), []byte(ini), 0o600); err != nil {
+	if err := writeIni(0); err != nil {
 		return fail(err)
 	}
 	if out, err := giteaCommand(bin, dir, "migrate").CombinedOutput(); err != nil {
@@ -253,6 +252,16 @@ func startGitea() (*giteaInstance, error) {
 		}
 	}
 
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	g.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	if err := writeIni(port); err != nil {
+		return fail(err)
+	}
 	out, err := os.Create(filepath.Join(dir, "web.log"))
 	if err != nil {
 		return fail(err)
