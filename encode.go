@@ -103,11 +103,16 @@ func encodePath(route string, params map[string]string) (string, error) {
 		if rest != "" && rest[0] != '/' && strings.IndexByte(v, rest[0]) >= 0 {
 			return "", fmt.Errorf("path parameter %q: %q not allowed in this route", name, rest[:1])
 		}
-		esc := url.PathEscape(v) // "/" as %2F; any other "%" begins a %XX of its own
-		if wild {
-			esc = strings.ReplaceAll(esc, "%2F", "/")
+		if !wild {
+			b.WriteString(url.PathEscape(v)) // "/" as %2F; any other "%" begins a %XX of its own
+			continue
 		}
-		b.WriteString(esc)
+		for k, seg := range strings.Split(v, "/") { // each segment escaped alone: no second copy to undo %2F
+			if k > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString(url.PathEscape(seg))
+		}
 	}
 }
 
