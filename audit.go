@@ -108,11 +108,7 @@ type auditChain struct {
 
 // newAuditChain starts a chain at the genesis; a key is copied, never kept.
 func newAuditChain(key []byte) *auditChain {
-	c := &auditChain{head: auditHead{MAC: auditGenesis}}
-	if key != nil {
-		c.key = bytes.Clone(key)
-	}
-	return c
+	return &auditChain{head: auditHead{MAC: auditGenesis}, key: bytes.Clone(key)}
 }
 
 // mac is the mac of one line's content under the chain's current key.
@@ -331,11 +327,10 @@ func (a *auditLog) record(e auditEntry) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	line, mac := a.chain.seal(content)
-	if _, err := a.f.Write(line); err != nil {
-		a.err = fmt.Errorf("audit: %w", err)
-		return a.err
+	if _, err = a.f.Write(line); err == nil {
+		err = a.f.Sync()
 	}
-	if err := a.f.Sync(); err != nil {
+	if err != nil {
 		a.err = fmt.Errorf("audit: %w", err)
 		return a.err
 	}

@@ -121,20 +121,22 @@ var credentialIssuing = map[string]bool{
 // result runs the result pipeline on a Gitea answer: decode, strip hidden
 // text, redact, mask (or block), bound, and wrap in the envelope.
 func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *redactor, hideURLs bool) *envelope {
-	env := x.newEnvelope(ctx, op, ex)
+	x.whoami(ctx)
+	_, c := x.active(ctx)
+	env := &envelope{Identity: c.identity(), Request: &requestInfo{Method: ex.method, Path: ex.path, Operation: op.ID},
+		Status: ex.status, UntrustedContent: untrustedNotice}
 	mask := x.cfg.secretMode != modeOff && !(credentialIssuing[op.ID] && ex.status < 300)
 	sc := &scrubber{red: red, mask: mask, maxBinary: x.cfg.maxBinary}
 	if hideURLs && !x.cfg.revealEndpoints && x.cfg.url != nil {
 		sc.base = strings.TrimSuffix(x.cfg.url.String(), "/")
 	}
-	switch {
-	case ex.status >= 300 && ex.status < 400:
-		msg, _ := sc.text(x.redirectMessage(ex), maxErrorMessage)
-		env.Error = &failure{Status: ex.status, Kind: "redirect", Message: x.stripBase(msg)}
-	case ex.status >= 300:
-		msg, _ := sc.text(errorMessage(ex), maxErrorMessage)
-		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.stripBase(msg)}
-	default:
+	if ex.status >= 300 {
+		msg := errorMessage(ex)
+		if ex.status < 400 {
+			msg = x.redirectMessage(ex)
+		}
+		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.message(sc, msg)}
+	} else {
 		env.Pagination = readPagination(ex)
 		// data gets what the envelope leaves of maxChars, less room for the
 		// truncation, hidden and masking fields.
@@ -142,7 +144,7 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 		var err error
 		if env.Data, env.Truncated, err = sc.body(ex, x.cfg.maxItems, budget); err != nil {
 			kind := "malformed_response"
-			if ke := (*kindError)(nil); errors.As(err, &ke) {
+			if ke, ok := errors.AsType[*kindError](err); ok {
 				kind = ke.kind
 			}
 			env.Data, env.Pagination = nil, nil
@@ -150,18 +152,13 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 		}
 	}
 	if len(sc.rules) > 0 && x.cfg.secretMode == modeBlock && mask {
-		return x.blocked(env, sc.rules)
+		// withheld: the error names the rules and nothing of the secret
+		env.Data, env.Pagination, env.Truncated = nil, nil, nil
+		env.Error = &failure{Status: env.Status, Kind: "secret_blocked", Rules: sc.rules,
+			Message: "the result matched secret detection rules and was withheld (SECRET_DETECTION_MODE=block)"}
+		return env
 	}
 	env.HiddenRemoved, env.SecretsMasked, env.Marked, env.Files = sc.hidden, sc.rules, sc.marked, sc.files
-	return env
-}
-
-// blocked replaces a result that matched secret rules, in block mode, with an
-// error that names the rules and nothing of the secret.
-func (x *executor) blocked(env *envelope, rules []string) *envelope {
-	env.Data, env.Pagination, env.Truncated = nil, nil, nil
-	env.Error = &failure{Status: env.Status, Kind: "secret_blocked", Rules: rules,
-		Message: "the result matched secret detection rules and was withheld (SECRET_DETECTION_MODE=block)"}
 	return env
 }
 
@@ -173,46 +170,35 @@ func (x *executor) failure(ctx context.Context, ex *sent, err error, red *redact
 	if ex.method != http.MethodGet && ex.status == 0 && (kind == "timeout" || kind == "cancelled" || kind == "network_error") {
 		msg += fmt.Sprintf("; the %s may have reached Gitea: check its effect before repeating it", ex.method)
 	}
-	sc := &scrubber{red: red, mask: x.cfg.secretMode != modeOff}
-	msg, _ = sc.text(msg, maxErrorMessage)
-	_, caller := x.active(ctx)
-	env := envelope{Request: &requestInfo{Method: ex.method, Path: ex.path}, Status: ex.status,
-		Identity: caller.identity(), UntrustedContent: untrustedNotice,
-		Error: &failure{Status: ex.status, Kind: kind, Message: x.stripBase(msg)}}
-	return &env
-}
-
-// newEnvelope fills the fields every result shares.
-func (x *executor) newEnvelope(ctx context.Context, op *operation, ex *sent) *envelope {
-	x.whoami(ctx)
 	_, c := x.active(ctx)
-	return &envelope{Identity: c.identity(),
-		Request: &requestInfo{Method: ex.method, Path: ex.path, Operation: op.ID}, Status: ex.status,
-		UntrustedContent: untrustedNotice}
+	return &envelope{Request: &requestInfo{Method: ex.method, Path: ex.path}, Status: ex.status,
+		Identity: c.identity(), UntrustedContent: untrustedNotice, Error: &failure{Status: ex.status, Kind: kind,
+			Message: x.message(&scrubber{red: red, mask: x.cfg.secretMode != modeOff}, msg)}}
 }
 
-// stripBase removes the Gitea instance's absolute URL from a message unless
-// GITEA_MCP_REVEAL_ENDPOINTS=1.
-func (x *executor) stripBase(s string) string {
+// message scrubs an error message like data, cuts it to maxErrorMessage and
+// removes the Gitea instance's absolute URL unless GITEA_MCP_REVEAL_ENDPOINTS=1.
+func (x *executor) message(sc *scrubber, msg string) string {
+	msg, _ = sc.text(msg, maxErrorMessage)
 	if x.cfg.revealEndpoints || x.cfg.url == nil {
-		return s
+		return msg
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, x.cfg.apiBase, ""), strings.TrimSuffix(x.cfg.url.String(), "/"), "")
+	return strings.ReplaceAll(strings.ReplaceAll(msg, x.cfg.apiBase, ""), strings.TrimSuffix(x.cfg.url.String(), "/"), "")
 }
 
 // statusKinds names the HTTP error statuses; other 3xx are "redirect", 5xx
-// "server_error" and 4xx "client_error" (errorKind).
+// "server_error" and 4xx "client_error".
 var statusKinds = map[int]string{400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
 	405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 422: "validation", 423: "locked", 429: "rate_limited"}
 
 // errorKind names an HTTP error status.
 func errorKind(status int) string {
-	switch kind, ok := statusKinds[status]; {
-	case ok:
-		return kind
+	switch {
+	case statusKinds[status] != "":
+		return statusKinds[status]
 	case status >= 500:
 		return "server_error"
-	case status >= 300 && status < 400:
+	case status < 400:
 		return "redirect"
 	}
 	return "client_error"
@@ -264,10 +250,10 @@ func (x *executor) redirectMessage(ex *sent) string {
 	return fmt.Sprintf("Gitea redirected to %s; not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant", where)
 }
 
-// readPagination reads the page, limit, total and next and last pages.
+// readPagination reads the page, limit, total and next and last pages from
+// the query sent, X-Total-Count and the RFC 8288 Link header.
 func readPagination(ex *sent) *pagination {
-	total := ex.header.Get("X-Total-Count")
-	links := parseLinks(ex.header.Values("Link"))
+	total, links := ex.header.Get("X-Total-Count"), ex.header.Values("Link")
 	if total == "" && len(links) == 0 {
 		return nil
 	}
@@ -281,7 +267,14 @@ func readPagination(ex *sent) *pagination {
 	if n, err := strconv.Atoi(total); err == nil {
 		p.TotalCount = &n
 	}
-	for rel, u := range links {
+	for _, link := range strings.Split(strings.Join(links, ","), ",") {
+		target, params, ok := strings.Cut(strings.TrimSpace(link), ";")
+		target, ok1 := strings.CutPrefix(strings.TrimSpace(target), "<")
+		target, ok2 := strings.CutSuffix(target, ">")
+		u, err := url.Parse(target)
+		if !ok || !ok1 || !ok2 || err != nil {
+			continue
+		}
 		page, err := strconv.Atoi(u.Query().Get("page"))
 		if err != nil {
 			continue
@@ -289,39 +282,18 @@ func readPagination(ex *sent) *pagination {
 		if p.Limit == 0 {
 			p.Limit, _ = strconv.Atoi(u.Query().Get("limit"))
 		}
-		switch rel {
-		case "next":
-			p.NextPage = &page
-		case "last":
-			p.LastPage = &page
-		}
-	}
-	return p
-}
-
-// parseLinks parses RFC 8288 Link header values into rel -> URL.
-func parseLinks(values []string) map[string]*url.URL {
-	out := map[string]*url.URL{}
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			target, params, ok := strings.Cut(strings.TrimSpace(part), ";")
-			target = strings.TrimSpace(target)
-			if !ok || !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
-				continue
-			}
-			u, err := url.Parse(target[1 : len(target)-1])
-			if err != nil {
-				continue
-			}
-			for _, prm := range strings.Split(params, ";") {
-				k, val, _ := strings.Cut(strings.TrimSpace(prm), "=")
-				if strings.EqualFold(k, "rel") {
-					out[strings.Trim(val, `"`)] = u
+		for _, prm := range strings.Split(params, ";") {
+			if k, rel, _ := strings.Cut(strings.TrimSpace(prm), "="); strings.EqualFold(k, "rel") {
+				switch strings.Trim(rel, `"`) {
+				case "next":
+					p.NextPage = &page
+				case "last":
+					p.LastPage = &page
 				}
 			}
 		}
 	}
-	return out
+	return p
 }
 
 // identity is the envelope's identity of a caller.
@@ -330,12 +302,10 @@ func (c *caller) identity() *identity {
 	defer c.mu.Unlock()
 	id := &identity{Mode: c.mode}
 	if c.login != "" {
-		login := c.login
-		id.Login = &login
+		id.Login = new(c.login)
 	}
 	if c.sudo != "" {
-		sudo := c.sudo
-		id.Sudo = &sudo
+		id.Sudo = new(c.sudo)
 	}
 	return id
 }

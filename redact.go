@@ -9,6 +9,7 @@ package main
 // hide it from both other layers.
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -36,12 +37,7 @@ func newRedactor(secrets ...string) *redactor {
 			s = append(s, v)
 		}
 	}
-	slices.SortFunc(s, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
-	})
+	slices.SortFunc(s, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	return &redactor{secrets: s}
 }
 
@@ -112,12 +108,9 @@ var actionSecretWrites = map[string]bool{
 }
 
 // bodySecretDepth is how many levels of nested containers bodySecrets
-// examines, counting the body itself as level 1.
-const bodySecretDepth = 8
-
-// bodySecretMinLen is the least number of characters a secretFields value
-// needs to be collected.
-const bodySecretMinLen = 4
+// examines, counting the body itself as level 1; bodySecretMinLen the least
+// number of characters a secretFields value needs to be collected.
+const bodySecretDepth, bodySecretMinLen = 8, 4
 
 // bodySecrets returns, sorted and deduplicated, the secret values of a request
 // body: secretFields string values of at least bodySecretMinLen characters in
@@ -168,13 +161,8 @@ const (
 
 // parseSecretMode parses SECRET_DETECTION_MODE; empty means mask.
 func parseSecretMode(s string) (secretMode, error) {
-	switch s {
-	case "", "mask":
-		return modeMask, nil
-	case "off":
-		return modeOff, nil
-	case "block":
-		return modeBlock, nil
+	if m, ok := map[string]secretMode{"": modeMask, "mask": modeMask, "off": modeOff, "block": modeBlock}[s]; ok {
+		return m, nil
 	}
 	return modeMask, fmt.Errorf("SECRET_DETECTION_MODE: got %q, want off, mask or block", s)
 }
@@ -361,13 +349,11 @@ var secretRules = []secretRule{{
 type secretTrigger struct {
 	lit      string
 	off      int
-	fold     bool           // lit is a word: compare ignoring ASCII case
-	rule     int            // index in secretRules
+	fold     bool // lit is a word: compare ignoring ASCII case
+	rule     int  // index in secretRules
+	r        *secretRule
 	re       *regexp.Regexp // the rule's regexp, anchored at the start
 	boundary bool           // the regexp starts with \b
-	lines    bool           // the regexp runs to the end of the line only
-	needs    string         // the rule's needs
-	assign   bool           // the rule's assign
 }
 
 // secretTriggers lists the triggers of secretRules by the first byte of their
@@ -387,13 +373,14 @@ func buildTriggers(rules []secretRule) (*[256][]secretTrigger, *[1 << 16 / 64]ui
 		re := regexp.MustCompile("^(?:" + src + ")")
 		boundary := strings.HasPrefix(strings.TrimPrefix(src, "(?i)"), `\b`)
 		add := func(lit string, fold bool) {
+			rarity := func(j int) int { return strings.IndexByte(byteOrder, lit[j]) + strings.IndexByte(byteOrder, lit[j+1]) }
 			off := 0
 			for j := range len(lit) - 1 {
-				if pairRarity(lit[j:j+2]) > pairRarity(lit[off:off+2]) {
+				if rarity(j) > rarity(off) {
 					off = j
 				}
 			}
-			tr := secretTrigger{lit, off, fold, i, re, boundary, !r.multiline, r.needs, r.assign}
+			tr := secretTrigger{lit, off, fold, i, &rules[i], re, boundary}
 			for _, a := range foldCases(lit[off], fold) {
 				t[a] = append(t[a], tr)
 				for _, b := range foldCases(lit[off+1], fold) {
@@ -423,28 +410,9 @@ func foldCases(c byte, fold bool) []byte {
 // byteOrder lists bytes from commonest to rarest in Gitea's JSON text:
 // separators, hex digits (SHAs), timestamp letters, then letters by English
 // frequency, mostly lower case first; bytes not listed count as commonest.
+// A pair's rarity is the sum of its bytes' places: it only affects speed,
+// never what is found.
 const byteOrder = " -/.:0123456789abcdefTZtoinsrhlumpgwyETAOINSRHLDCUMFPGWYBvkxjqzVKXJQ_"
-
-// pairRarity ranks how rare the byte pair p is in text by its bytes' places in
-// byteOrder. It only affects speed, never what is found.
-func pairRarity(p string) int {
-	return strings.IndexByte(byteOrder, p[0]) + strings.IndexByte(byteOrder, p[1])
-}
-
-// equalFoldASCII reports whether s equals the lower-case lower ignoring ASCII
-// case.
-func equalFoldASCII(s, lower string) bool {
-	for i := range len(s) {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // isWordByte reports whether c is an ASCII letter, digit or underscore, as
 // \b in a regexp understands words.
@@ -472,7 +440,7 @@ func secretHits(hits []secretHit, s string) []secretHit {
 			if start < 0 || start+len(t.lit) > len(s) || s[start]|0x20 != t.lit[0]|0x20 {
 				continue
 			}
-			if w := s[start : start+len(t.lit)]; w == t.lit || t.fold && equalFoldASCII(w, t.lit) {
+			if w := s[start : start+len(t.lit)]; w == t.lit || t.fold && strings.EqualFold(w, t.lit) { // equal lengths: only ASCII folds
 				hits = append(hits, secretHit{start, t})
 			}
 		}
@@ -543,18 +511,18 @@ func maskString(s string) (string, []string) {
 			eol = indexAnyFrom(s, h.start, "\n")
 		}
 		end := len(s)
-		if t.lines {
+		if !t.r.multiline {
 			end = eol
 		}
-		if t.needs != "" {
+		if t.r.needs != "" {
 			if need[t.rule] <= h.start { // not looked for since this hit
-				need[t.rule] = 1 + indexAnyFrom(s[:end], h.start, t.needs)
+				need[t.rule] = 1 + indexAnyFrom(s[:end], h.start, t.r.needs)
 			}
 			if need[t.rule] > end {
 				continue
 			}
 		}
-		if t.assign && !assignAfter(s[:end], h.start+len(t.lit)) {
+		if t.r.assign && !assignAfter(s[:end], h.start+len(t.lit)) {
 			continue
 		}
 		m := t.re.FindStringSubmatchIndex(s[h.start:end])
@@ -650,66 +618,54 @@ var invisibleSeconds = func() (t [256]uint64) {
 
 // stripHidden removes the invisibleCarriers from s. It returns the text and
 // how many it removed.
-func stripHidden(s string) (string, int) {
-	i := 0
-	for i < len(s) && (invisibleSeconds[s[i]] == 0 || hiddenSize(s, i) == 0) {
-		i++
-	}
-	if i == len(s) {
-		return s, 0
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	b.WriteString(s[:i])
-	n := 0
-	for i < len(s) {
-		if size := hiddenSize(s, i); size > 0 {
-			n++
-			i += size
-			continue
-		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String(), n
-}
+func stripHidden(s string) (string, int) { return replaceHidden(s, nil) }
 
 // markHidden replaces each of the invisibleCarriers in s with a visible
 // marker such as <U+202E>, and counts each in marked under its code point and
 // carrier name.
 func markHidden(s string, marked map[string]int) string {
+	out, _ := replaceHidden(s, func(r rune) string {
+		marker := fmt.Sprintf("<U+%04X>", r)
+		marked[marker[1:len(marker)-1]+" "+carrierOf(r).name]++
+		return marker
+	})
+	return out
+}
+
+// replaceHidden replaces each of the invisibleCarriers in s with repl of it
+// (nil: nothing) and returns the text and how many it replaced.
+func replaceHidden(s string, repl func(rune) string) (string, int) {
 	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		size := hiddenSize(s, i)
-		if size == 0 {
-			b.WriteByte(s[i])
-			i++
+	n, at := 0, 0 // s[:at] is written or replaced
+	for i := 0; i < len(s); i++ {
+		if invisibleSeconds[s[i]] == 0 {
 			continue
 		}
-		r, _ := utf8.DecodeRuneInString(s[i:])
-		marker := fmt.Sprintf("<U+%04X>", r)
-		b.WriteString(marker)
-		marked[marker[1:len(marker)-1]+" "+carrierOf(r).name]++
-		i += size
+		if size := hiddenSize(s, i); size > 0 {
+			if n == 0 {
+				b.Grow(len(s) + 16)
+			}
+			b.WriteString(s[at:i])
+			if repl != nil {
+				r, _ := utf8.DecodeRuneInString(s[i:])
+				b.WriteString(repl(r))
+			}
+			n, i, at = n+1, i+size-1, i+size
+		}
 	}
-	return b.String()
+	if n == 0 {
+		return s, 0
+	}
+	b.WriteString(s[at:])
+	return b.String(), n
 }
 
 // carrierOf returns the row of invisibleCarriers that holds r, or nil, by
 // binary search.
 func carrierOf(r rune) *invisibleCarrier {
-	lo, hi := 0, len(invisibleCarriers)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		switch c := &invisibleCarriers[m]; {
-		case c.hi < r:
-			lo = m + 1
-		case c.lo > r:
-			hi = m
-		default:
-			return c
-		}
+	i, _ := slices.BinarySearchFunc(invisibleCarriers, r, func(c invisibleCarrier, r rune) int { return int(c.hi - r) })
+	if i < len(invisibleCarriers) && invisibleCarriers[i].lo <= r {
+		return &invisibleCarriers[i]
 	}
 	return nil
 }

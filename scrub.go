@@ -70,13 +70,10 @@ func (sc *scrubber) file(s string) string {
 // binary redacts and masks secrets in the bytes of binary content, which may
 // hold text (a PNG's text chunk); it returns b itself when nothing matched.
 func (sc *scrubber) binary(b []byte) []byte {
-	s := sc.red.redact(string(b))
+	s, rules := sc.red.redact(string(b)), []string(nil)
 	if sc.mask {
-		var rules []string
 		s, rules = maskString(s)
-		for _, r := range rules {
-			sc.note(r)
-		}
+		sc.note(rules...)
 	}
 	if s == string(b) {
 		return b
@@ -87,20 +84,20 @@ func (sc *scrubber) binary(b []byte) []byte {
 // str scrubs one decoded string.
 func (sc *scrubber) str(s string) string {
 	out, rules, n := scrubString(s, sc.red, sc.mask)
-	if sc.base != "" && strings.HasPrefix(out, sc.base) {
+	if sc.base != "" {
 		out = strings.TrimPrefix(out, sc.base)
 	}
 	sc.hidden += n
-	for _, r := range rules {
-		sc.note(r)
-	}
+	sc.note(rules...)
 	return out
 }
 
-// note records that a masking rule matched.
-func (sc *scrubber) note(rule string) {
-	if i, found := slices.BinarySearch(sc.rules, rule); !found {
-		sc.rules = slices.Insert(sc.rules, i, rule)
+// note records that masking rules matched.
+func (sc *scrubber) note(rules ...string) {
+	for _, r := range rules {
+		if i, found := slices.BinarySearch(sc.rules, r); !found {
+			sc.rules = slices.Insert(sc.rules, i, r)
+		}
 	}
 }
 
@@ -151,7 +148,7 @@ func classifyMedia(contentType string) mediaClass {
 	switch {
 	case err != nil:
 		return binaryBody
-	case isJSON(media):
+	case media == "application/json" || strings.HasSuffix(media, "+json"):
 		return jsonBody
 	case strings.HasPrefix(media, "text/"):
 		return textBody
@@ -207,11 +204,6 @@ func cutText(cut bool) *truncation {
 		return &truncation{Chars: true}
 	}
 	return nil
-}
-
-// isJSON reports whether a media type is JSON.
-func isJSON(media string) bool {
-	return media == "application/json" || strings.HasSuffix(media, "+json")
 }
 
 // boundJSON cuts rewritten JSON to maxChars bytes: a top-level array keeps as
@@ -438,21 +430,10 @@ func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int
 // object obj, or nil.
 func matchFileField(key string, obj []byte) *fileField {
 	members := map[string]string{}
-	for i := skipSpace(obj, 1); i < len(obj) && obj[i] == '"'; {
-		end, _ := skipValue(obj, i)
-		name, _ := decodeString(obj[i:end])
-		i = skipSpace(obj, end) + 1 // past ':'
-		i = skipSpace(obj, i)
-		vend, _ := skipValue(obj, i)
-		if vend-i < 64 { // the values looked at are short; a long one only counts as there
-			members[name] = string(obj[i:vend])
-		} else {
-			members[name] = ""
-		}
-		if i = skipSpace(obj, vend); i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
+	eachMember(obj, func(name string, v []byte) bool { // obj runs past its end: the error there is of no concern
+		members[name] = string(v[:min(len(v), 64)]) // the values looked at are short
+		return true
+	})
 	for k := range fileFields {
 		f := &fileFields[k]
 		ok := f.member == key
@@ -532,7 +513,7 @@ func eachMember(b []byte, fn func(key string, v []byte) bool) error {
 	if i >= len(b) || b[i] != '{' {
 		return errors.New("not a JSON object")
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' && skipSpace(b, i+1) == len(b) {
 		return nil
 	}
 	for {
@@ -684,16 +665,11 @@ func hex4(s []byte, i int) (rune, bool) {
 	}
 	var r rune
 	for _, c := range s[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
+		d := strings.IndexByte("0123456789abcdef", c|0x20) // c|0x20 folds A-F to a-f
+		if c < '0' || d < 0 {
 			return 0, false
 		}
+		r = r<<4 | rune(d)
 	}
 	return r, true
 }
