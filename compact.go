@@ -107,12 +107,8 @@ func (op *operation) compactShape() *shape {
 			}
 			if name, ok := strings.CutPrefix(r.Ref, "#/responses/"); ok {
 				raw, _ := op.defs.response(name)
-				r.Schema = nil
-				var named struct {
-					Schema *swaggerSchema `json:"schema"`
-				}
-				if json.Unmarshal(raw, &named) == nil {
-					r.Schema = named.Schema
+				if r.Schema = nil; json.Unmarshal(raw, &r) != nil {
+					r.Schema = nil
 				}
 			}
 			if r.Schema != nil {

@@ -179,7 +179,7 @@ func (x *executor) failure(ctx context.Context, ex *sent, err error, red *redact
 // message scrubs an error message like data, cuts it to maxErrorMessage and
 // removes the Gitea instance's absolute URL unless GITEA_MCP_REVEAL_ENDPOINTS=1.
 func (x *executor) message(sc *scrubber, msg string) string {
-	msg, _ = sc.text(msg, maxErrorMessage)
+	msg = fitString(sc.str(msg), maxErrorMessage)
 	if x.cfg.revealEndpoints || x.cfg.url == nil {
 		return msg
 	}

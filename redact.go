@@ -119,13 +119,6 @@ const bodySecretDepth, bodySecretMinLen = 8, 4
 // Gitea's JSON decoding does.
 func bodySecrets(operationID string, body any) []string {
 	var out []string
-	if m, ok := body.(map[string]any); ok && actionSecretWrites[operationID] {
-		for k, v := range m {
-			if s, ok := v.(string); ok && s != "" && strings.EqualFold(k, "data") {
-				out = append(out, s)
-			}
-		}
-	}
 	var walk func(v any, level int)
 	walk = func(v any, level int) {
 		if level > bodySecretDepth {
@@ -134,7 +127,8 @@ func bodySecrets(operationID string, body any) []string {
 		switch t := v.(type) {
 		case map[string]any:
 			for k, e := range t {
-				if s, ok := e.(string); ok && secretFields[strings.ToLower(k)] && utf8.RuneCountInString(s) >= bodySecretMinLen {
+				if s, ok := e.(string); ok && (secretFields[strings.ToLower(k)] && utf8.RuneCountInString(s) >= bodySecretMinLen ||
+					level == 1 && s != "" && actionSecretWrites[operationID] && strings.EqualFold(k, "data")) {
 					out = append(out, s)
 				}
 				walk(e, level+1)

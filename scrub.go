@@ -101,14 +101,6 @@ func (sc *scrubber) note(rules ...string) {
 	}
 }
 
-// text scrubs a text and cuts it so that it takes at most max bytes as a
-// JSON string.
-func (sc *scrubber) text(s string, max int) (string, bool) {
-	s = sc.str(s)
-	p := fitString(s, max)
-	return p, len(p) < len(s)
-}
-
 // fitString returns the longest prefix of s, in whole characters, whose JSON
 // string encoding (quotes included) takes at most max bytes.
 func fitString(s string, max int) string {
@@ -163,14 +155,14 @@ func classifyMedia(contentType string) mediaClass {
 // maxChars. JSON that is not valid, or binary too large, is an error: the
 // answer is withheld.
 func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, error) {
-	if len(ex.body) == 0 {
+	var s string // the answer as text, scrubbed
+	switch {
+	case len(ex.body) == 0:
 		return nil, nil, nil
-	}
-	if ex.class == jsonBody {
-		if !json.Valid(ex.body) {
-			err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
-			return nil, nil, fmt.Errorf("the answer says %s but is not valid JSON (%d bytes; %v); it is withheld", ex.header.Get("Content-Type"), len(ex.body), err)
-		}
+	case ex.class == jsonBody && !json.Valid(ex.body):
+		err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
+		return nil, nil, fmt.Errorf("the answer says %s but is not valid JSON (%d bytes; %v); it is withheld", ex.header.Get("Content-Type"), len(ex.body), err)
+	case ex.class == jsonBody:
 		sc.fileMax = max(maxChars-2048, maxChars/2) // room for the file object's other members
 		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
 			data, t := boundJSON(out, total, ends, maxChars)
@@ -180,30 +172,22 @@ func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, er
 			}
 			return data, t, nil
 		}
-		s, cut := sc.text(string(ex.body), maxChars) // nested deeper than maxJSONDepth: returned as text
-		return s, cutText(cut), nil
-	}
-	if utf8.Valid(ex.body) {
-		f := sc.file(string(ex.body))
-		s := fitString(f, maxChars)
-		return s, cutText(len(s) < len(f)), nil
-	}
-	if len(ex.body) > sc.maxBinary {
+		s = sc.str(string(ex.body)) // nested deeper than maxJSONDepth: returned as text
+	case utf8.Valid(ex.body):
+		s = sc.file(string(ex.body))
+	case len(ex.body) > sc.maxBinary:
 		return nil, nil, &kindError{"payload_too_large", fmt.Errorf("binary answer of %d bytes, over MAX_BINARY_BYTES (%d); it is withheld", len(ex.body), sc.maxBinary)}
+	default:
+		b64 := base64.StdEncoding.EncodeToString(sc.binary(ex.body))
+		if len(b64)+100 > maxChars {
+			return nil, nil, &kindError{"payload_too_large", fmt.Errorf("binary answer of %d bytes: its base64 (%d characters) does not fit MAX_TOOL_RESPONSE_CHARS; it is withheld", len(ex.body), len(b64))}
+		}
+		return map[string]any{"content_base64": b64, "content_type": ex.header.Get("Content-Type"), "size": len(ex.body)}, nil, nil
 	}
-	b64 := base64.StdEncoding.EncodeToString(sc.binary(ex.body))
-	if len(b64)+100 > maxChars {
-		return nil, nil, &kindError{"payload_too_large", fmt.Errorf("binary answer of %d bytes: its base64 (%d characters) does not fit MAX_TOOL_RESPONSE_CHARS; it is withheld", len(ex.body), len(b64))}
+	if p := fitString(s, maxChars); len(p) < len(s) {
+		return p, &truncation{Chars: true}, nil
 	}
-	return map[string]any{"content_base64": b64, "content_type": ex.header.Get("Content-Type"), "size": len(ex.body)}, nil, nil
-}
-
-// cutText is the truncation of text that was cut, or nil.
-func cutText(cut bool) *truncation {
-	if cut {
-		return &truncation{Chars: true}
-	}
-	return nil
+	return s, nil, nil
 }
 
 // boundJSON cuts rewritten JSON to maxChars bytes: a top-level array keeps as
@@ -376,12 +360,10 @@ func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int
 		s, _ := decodeString(lit)
 		b64 = []byte(s)
 	}
-	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
-	n, err := base64.StdEncoding.Decode(raw, b64)
+	raw, err := base64.StdEncoding.AppendDecode(nil, b64)
 	if err != nil {
 		return out, false
 	}
-	raw = raw[:n]
 	if sc.files == nil {
 		sc.files = &fileReport{}
 	}
