@@ -460,16 +460,9 @@ func appendString(out []byte, s string) []byte {
 		}
 		out = append(out, s[at:i]...)
 		at = i + 1
-		switch c {
-		case '"', '\\':
-			out = append(out, '\\', c)
-		case '\n':
-			out = append(out, '\\', 'n')
-		case '\t':
-			out = append(out, '\\', 't')
-		case '\r':
-			out = append(out, '\\', 'r')
-		default:
+		if j := strings.IndexByte("\"\\\n\t\r", c); j >= 0 {
+			out = append(out, '\\', `"\ntr`[j])
+		} else {
 			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 	}
@@ -605,37 +598,24 @@ func decodeString(b []byte) (string, error) {
 			return decodeStringJSON(b)
 		}
 		i++
-		switch s[i] {
-		case '"', '\\', '/':
-			out = append(out, s[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(s, i+1)
-			if !ok {
-				return decodeStringJSON(b)
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2, ok := hex4(s, i+3)
-				if ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && utf16.DecodeRune(r, r2) != utf8.RuneError {
-					r, i = utf16.DecodeRune(r, r2), i+6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
+		if j := strings.IndexByte(`"\/bfnrt`, s[i]); j >= 0 {
+			out = append(out, "\"\\/\b\f\n\r\t"[j])
+			continue
+		}
+		r, ok := hex4(s, i+1)
+		if s[i] != 'u' || !ok {
 			return decodeStringJSON(b)
 		}
+		i += 4
+		if utf16.IsSurrogate(r) {
+			r2, ok := hex4(s, i+3)
+			if ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && utf16.DecodeRune(r, r2) != utf8.RuneError {
+				r, i = utf16.DecodeRune(r, r2), i+6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		out = utf8.AppendRune(out, r)
 	}
 	return string(out), nil
 }
