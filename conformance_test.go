@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -447,54 +446,16 @@ func decodeReply(t *testing.T, body []byte) rpcReply {
 // appears in what it printed.
 func startHTTPServer(t *testing.T, g *giteaInstance) string {
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), "-http", "127.0.0.1:0")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"GITEA_URL=" + g.URL, "GITEA_TOKEN=" + g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner"}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var printed lockedBuffer
-	addr := make(chan string, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			printed.Write(append(sc.Bytes(), '\n'))
-			if a, ok := strings.CutPrefix(sc.Text(), "giteamcp: serving MCP on "); ok {
-				addr <- strings.TrimSuffix(a, "/mcp")
-			}
-		}
-	}()
+	p := startHTTPProgram(t, "127.0.0.1:0", "GITEA_URL="+g.URL, "GITEA_TOKEN="+g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner")
 	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			cmd.Process.Kill()
-			<-done
-		}
-		cmd.Wait()
+		p.stop()
 		for who, tok := range g.Tokens {
-			if strings.Contains(printed.String(), tok) {
+			if strings.Contains(p.log.String(), tok) {
 				t.Errorf("the token of %s appears in the server's output", who)
 			}
 		}
 	})
-	select {
-	case a := <-addr:
-		return a
-	case <-done:
-	case <-time.After(10 * time.Second):
-	}
-	t.Fatalf("the server did not start serving HTTP; it printed:\n%s", printed.String())
-	return ""
+	return p.base
 }
 
 // TestConformanceGapAbsent checks how a gap's feature is looked up in what

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -25,74 +20,24 @@ import (
 // the server's output or in an MCP answer.
 func TestE2EOAuth(t *testing.T) {
 	g := needGitea(t)
-	if g.Passwords["alice"] == "" {
-		t.Skip("signing in through Gitea's web UI needs the test users' passwords: a throwaway Gitea, not GITEA_TEST_URL")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, public := listenLoopback(t)
 	addr := ln.Addr().String()
 	ln.Close()
-	public := "http://" + addr
-
-	var app struct {
-		ID           int64  `json:"id"`
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-	}
-	status, _, data, err := g.api("alice", "POST", "/user/applications/oauth2", map[string]any{"name": "giteamcp-e2e-" + rand.Text(),
-		"redirect_uris": []string{public + "/oauth/callback"}, "confidential_client": true})
-	if err != nil || status != http.StatusCreated || json.Unmarshal(data, &app) != nil || app.ClientSecret == "" {
-		t.Fatalf("register the OAuth2 application in Gitea: %d %v", status, err)
-	}
-	t.Cleanup(func() { g.api("alice", "DELETE", fmt.Sprintf("/user/applications/oauth2/%d", app.ID), nil) })
+	clientID, clientSecret := oauthE2EApp(t, g, public)
 
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	cmd := exec.Command(serverBinary(t), "-http", addr)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GITEA_URL=" + g.URL, "GITEA_MCP_PROFILE=gitea-owner",
-		"GITEA_AUDIT_LOG=" + audit, "MCP_OAUTH_KEY=" + oauthTestKey, "MCP_PUBLIC_URL=" + public,
-		"GITEA_OAUTH_CLIENT_ID=" + app.ClientID, "GITEA_OAUTH_CLIENT_SECRET=" + app.ClientSecret}
-	stderr := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = stderr, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	p := startHTTPProgram(t, addr, "GITEA_URL="+g.URL, "GITEA_MCP_PROFILE=gitea-owner",
+		"GITEA_AUDIT_LOG="+audit, "MCP_OAUTH_KEY="+oauthTestKey, "MCP_PUBLIC_URL="+public,
+		"GITEA_OAUTH_CLIENT_ID="+clientID, "GITEA_OAUTH_CLIENT_SECRET="+clientSecret)
 	var secrets []string // every token and secret seen; none may leak
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		out := stderr.String()
-		for _, s := range append(secrets, app.ClientSecret, oauthTestKey, g.Tokens["alice"], g.Tokens["bob"], g.Tokens["carol"]) {
-			if s != "" && strings.Contains(out, s) {
+		p.stop()
+		for _, s := range append(secrets, clientSecret, oauthTestKey, g.Tokens["alice"], g.Tokens["bob"], g.Tokens["carol"]) {
+			if s != "" && strings.Contains(p.log.String(), s) {
 				t.Error("a token or secret appears in the server's output")
 			}
 		}
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		resp, err := http.Get(public + "/.well-known/oauth-authorization-server")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the server exited: %s", stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not answer in 30s: %s", stderr.String())
-		}
-	}
 
 	// The sealed tokens are opened here with the server's key, to find the
 	// Gitea tokens inside and to forge expired and foreign ones.

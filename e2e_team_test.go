@@ -11,12 +11,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -135,31 +132,21 @@ func TestE2EOAuthGiteaPublicURL(t *testing.T) {
 	}
 	mu.Unlock()
 
-	// A wrong client secret, in the built server, whose log is read.
-	cmd := exec.Command(serverBinary(t), "-http", badLn.Addr().String())
+	// A wrong client secret, in the server's program, whose log is read.
+	badAddr := badLn.Addr().String()
 	badLn.Close()
 	const wrong = "wrong-secret-0123456789"
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GITEA_URL=" + g.URL, "GITEA_MCP_PROFILE=gitea-owner",
-		"MCP_OAUTH_KEY=" + oauthTestKey, "MCP_PUBLIC_URL=" + badPublic, "GITEA_OAUTH_CLIENT_ID=" + id, "GITEA_OAUTH_CLIENT_SECRET=" + wrong}
-	log := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	waitServing(t, badPublic, log)
+	server := startHTTPProgram(t, badAddr, "GITEA_URL="+g.URL, "GITEA_MCP_PROFILE=gitea-owner",
+		"MCP_OAUTH_KEY="+oauthTestKey, "MCP_PUBLIC_URL="+badPublic, "GITEA_OAUTH_CLIENT_ID="+id, "GITEA_OAUTH_CLIENT_SECRET="+wrong)
 	bad := newOAuthClient(t, badPublic)
 	resp, page := giteaAuthorize(t, g, bad, "alice")
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("sign-in with a wrong client secret: %s, want the error page (502)", resp.Status)
 	}
 	t.Logf("the page: %s", page)
-	// The log is complete once the server has exited: Wait returns after
-	// the pipe from its standard error has been copied whole.
-	cmd.Process.Signal(syscall.SIGTERM)
-	cmd.Wait()
-	t.Logf("the log: %s", log.String())
-	for where, text := range map[string]string{"page": page, "log": log.String()} {
+	server.stop() // the log is complete once the server has exited
+	t.Logf("the log: %s", server.log.String())
+	for where, text := range map[string]string{"page": page, "log": server.log.String()} {
 		for _, want := range []string{"invalid_client", "invalid client secret", "GITEA_OAUTH_CLIENT_SECRET"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the %s does not say %q", where, want)
@@ -167,23 +154,6 @@ func TestE2EOAuthGiteaPublicURL(t *testing.T) {
 		}
 		if strings.Contains(text, wrong) || strings.Contains(text, secret) {
 			t.Errorf("the %s carries a client secret", where)
-		}
-	}
-}
-
-// waitServing waits up to 30 s for a server at base to answer its OAuth
-// metadata.
-func waitServing(t *testing.T, base string, log *lockedBuffer) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(base + "/.well-known/oauth-authorization-server"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not answer in 30s: %s", log.String())
 		}
 	}
 }
@@ -274,21 +244,8 @@ func TestE2EOAuthTwoInstances(t *testing.T) {
 func TestE2EHTTPBusyLoad(t *testing.T) {
 	g := needGitea(t)
 	owner, repo := ownerRepo(g)
-	ln, base := listenLoopback(t)
-	cmd := exec.Command(serverBinary(t), "-http", ln.Addr().String())
-	ln.Close()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GITEA_URL=" + g.URL, "GITEA_TOKEN=" + g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner"}
-	log := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "serving MCP"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not start: %s", log.String())
-		}
-	}
+	server := startHTTPProgram(t, "127.0.0.1:0", "GITEA_URL="+g.URL, "GITEA_TOKEN="+g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner")
+	base := server.base
 	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 500}}
 	defer client.CloseIdleConnections()
 	sid := httpSessionID(t, base, "2025-11-25")
@@ -362,7 +319,7 @@ func TestE2EHTTPBusyLoad(t *testing.T) {
 			t.Errorf("load-%d answered %d times, want once", i, a)
 		}
 	}
-	peak := procStatus(t, cmd.Process.Pid, "VmHWM")
+	peak := procStatus(t, server.cmd.Process.Pid, "VmHWM")
 	t.Logf("the server's peak resident memory: %d kB", peak)
 	if peak > 200<<10 {
 		t.Errorf("peak resident memory %d kB, want under 200 MB", peak)

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -304,6 +305,73 @@ func (c *client) close() {
 		c.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// httpProgram is the server's program serving MCP over HTTP in a process of
+// its own.
+type httpProgram struct {
+	cmd      *exec.Cmd
+	base     string        // http://host:port, without /mcp
+	log      *lockedBuffer // what it printed on stdout and stderr
+	done     chan struct{} // closed once it exited and its output is copied whole
+	stopOnce sync.Once
+}
+
+// startHTTPProgram starts the server's program with -http addr and exactly
+// the environment env (plus PATH and HOME), and waits for the line saying it
+// serves (up to 30 s). It stops with the test, or earlier by stop.
+func startHTTPProgram(tb testing.TB, addr string, env ...string) *httpProgram {
+	tb.Helper()
+	p := &httpProgram{cmd: exec.Command(serverBinary(tb), "-http", addr), log: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	err = p.cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
+		tb.Fatal(err)
+	}
+	serving := make(chan string, 1)
+	go func() {
+		defer close(p.done)
+		defer r.Close()
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			p.log.Write(append(sc.Bytes(), '\n'))
+			if u, ok := strings.CutPrefix(sc.Text(), "giteamcp: serving MCP on "); ok && len(serving) == 0 {
+				serving <- strings.TrimSuffix(u, "/mcp")
+			}
+		}
+		p.cmd.Wait()
+	}()
+	tb.Cleanup(p.stop)
+	select {
+	case p.base = <-serving:
+		return p
+	case <-p.done:
+		tb.Fatalf("the server exited: %s", p.log.String())
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("the server did not serve in 30s: %s", p.log.String())
+	}
+	return nil
+}
+
+// stop ends the server with SIGTERM (killed after 10 s) and waits until it
+// has exited and its output is copied whole.
+func (p *httpProgram) stop() {
+	p.stopOnce.Do(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
 }
 
 // newHTTPTest starts the HTTP transport of a server without GITEA_URL (tool
