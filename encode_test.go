@@ -377,6 +377,13 @@ func TestExpandRefusesShadowedValues(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("expand(head=commits) error = %v; want %q", err, want)
 	}
+	// A path that resolves to the operation with other values is refused too
+	// (here a table naming the two values in the other order).
+	swapped := newRouteTable([]routeSpec{{"GET", "/a/{y}/{x}", "op", nil}})
+	_, err = swapped.expand(routeSpec{"GET", "/a/{x}/{y}", "op", nil}, map[string]string{"x": "1", "y": "2"})
+	if want := `path "/a/1/2" does not resolve to operation "op"`; err == nil || err.Error() != want {
+		t.Errorf("expand(swapped values) error = %v; want %q", err, want)
+	}
 }
 
 // FuzzEncodePath checks that no accepted value escapes its route.
