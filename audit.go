@@ -375,7 +375,7 @@ func (x *executor) audited(ctx context.Context, e auditEntry) {
 	c.mu.Lock()
 	e.Sudo = c.sudo
 	if e.Login == "" {
-		e.Login = c.login
+		e.Login = c.me.Login
 	}
 	c.mu.Unlock()
 	if err := x.audit.record(e); err != nil {

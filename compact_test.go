@@ -170,7 +170,7 @@ func BenchmarkCompactPipeline(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := testServer(b, bc.env)
-			s.exec.self.login = "bench"
+			s.exec.self.me = account{Login: "bench"}
 			op := s.cat.byID["issueListIssues"]
 			red := newRedactor("0123456789abcdef0123456789abcdef01234567", "hunter22")
 			b.SetBytes(int64(len(raw)))
@@ -210,7 +210,7 @@ func TestCompactThenScrubbed(t *testing.T) {
 	t.Parallel()
 	const token = "0123456789abcdef0123456789abcdef01234567"
 	s := testServer(t, map[string]string{"GITEA_TOKEN": token})
-	s.exec.self.login = "alice"
+	s.exec.self.me = account{Login: "alice"}
 	for _, tc := range []struct{ op, body, want string }{
 		{"issueGetIssue", `{"number":1,"title":"leak ` + token + `","user":{"login":"bob","email":"` + token + `"}}`,
 			`{"number":1,"title":"leak [REDACTED]","user":{"login":"bob"}}`},

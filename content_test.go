@@ -363,7 +363,7 @@ func BenchmarkFileContentPipeline(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := testServer(b, bc.env)
-			s.exec.self.login = "bench"
+			s.exec.self.me = account{Login: "bench"}
 			op := s.cat.byID["repoGetContents"]
 			ex := &sent{method: "GET", path: "/repos/o/r/contents/cmd/main.go", status: 200, body: answer, class: jsonBody,
 				header: http.Header{"Content-Type": {"application/json;charset=utf-8"}}}

@@ -200,3 +200,43 @@ func TestE2ESudo(t *testing.T) {
 		t.Errorf("merge of bob's pull request acting as bob: %v", res)
 	}
 }
+
+// TestE2ESelfMergeAfterRename renames the server's own account in Gitea after
+// the server verified its login: the pull request it authored is still its
+// own (accounts compare by id), so approving and merging it stay refused and
+// nothing is sent. It runs its own Gitea, since the rename would disturb the
+// shared one.
+func TestE2ESelfMergeAfterRename(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: needs a real Gitea, skipped under -short")
+	}
+	g, err := startGitea()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.stop()
+	owner, repo := ownerRepo(g)
+	pr, _ := newPR(t, g, "bob", "e2e/rename")
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-owner", policyTools)
+	merge := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"do": "merge"}}
+	approve := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"event": "APPROVED", "body": "lgtm"}}
+	try := func(when string) {
+		for _, call := range []struct {
+			tool string
+			args map[string]any
+		}{{"repoMergePullRequest", merge}, {"repoCreatePullReview", approve}} {
+			res, isErr := c.callTool(call.tool, call.args)
+			if !isErr || !strings.Contains(str(get(res, "error.message")), "authored this pull request") {
+				t.Errorf("%s, %s: want a refusal naming the author, got %v", when, call.tool, res)
+			}
+		}
+		if st := prState(t, g, pr); st != "open" {
+			t.Fatalf("%s: pull request %s, want open", when, st)
+		}
+	}
+	try("before the rename")
+	if status, _, data, err := g.api("alice", "POST", "/admin/users/bob/rename", map[string]any{"new_username": "bobby"}); err != nil || status != 204 {
+		t.Fatalf("rename bob: %d %v %s", status, err, data)
+	}
+	try("after the rename") // the server still holds the login "bob" it verified
+}

@@ -301,8 +301,8 @@ func (c *caller) identity() *identity {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := &identity{Mode: c.mode}
-	if c.login != "" {
-		id.Login = new(c.login)
+	if c.me.Login != "" {
+		id.Login = new(c.me.Login)
 	}
 	if c.sudo != "" {
 		id.Sudo = new(c.sudo)

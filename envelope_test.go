@@ -252,7 +252,7 @@ func BenchmarkResultPipeline(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := testServer(b, bc.env)
-			s.exec.self.login = "bench"
+			s.exec.self.me = account{Login: "bench"}
 			op := s.cat.byID["issueListIssues"]
 			ex := &sent{method: "GET", path: "/repos/o/r/issues", status: 200, body: raw, class: jsonBody,
 				header: http.Header{"Content-Type": {"application/json;charset=utf-8"}, "X-Total-Count": {"900"}}}
@@ -276,7 +276,7 @@ func TestCredentialIssuingDelivered(t *testing.T) {
 	body := []byte(`{"id":7,"name":"ci","sha1":"` + minted + `","token_last_eight":"01234567","scopes":["read:user"],"echo":"s3cret-token"}`)
 	for _, mode := range []string{"mask", "block"} {
 		s := testServer(t, map[string]string{"SECRET_DETECTION_MODE": mode, "GITEA_TOKEN": "s3cret-token"})
-		s.exec.self.login = "alice"
+		s.exec.self.me = account{Login: "alice"}
 		for _, tc := range []struct {
 			op   string
 			want string // the sha1 as delivered

@@ -67,14 +67,21 @@ type executor struct {
 
 // caller is the identity a request acts as: a token, how it was obtained
 // (mode "token", "sudo" or "oauth"), the user every request acts for in sudo
-// mode, and the login Gitea verified for it, cached.
+// mode, and the account Gitea verified for it, cached.
 type caller struct {
 	token string
 	mode  string
 	sudo  string
 
-	mu    sync.Mutex
-	login string // verified effective login; "" until verified
+	mu sync.Mutex
+	me account // verified effective account; zero until verified
+}
+
+// account is a Gitea user as the policy compares them: by id, which a rename
+// does not change, and by login where Gitea gave no id.
+type account struct {
+	Login string `json:"login"`
+	ID    int64  `json:"id"`
 }
 
 // callerKey carries a per-request caller (OAuth) in a request's context.
@@ -226,7 +233,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // the issue being closed is a pull request).
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
-	login := ""
+	var me account
 	if perm, _ := resolvePermission(info, args); perm != permRead {
 		err := infraCheck(x.cfg.profileFile, x.srcDir)
 		if err == nil && x.audit.failed() != nil {
@@ -238,10 +245,10 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			return d
 		}
 		if ok, _ := permitted(prof, perm); ok { // nothing is sent for a call denied anyway
-			login = x.whoami(ctx)
+			me = x.whoami(ctx)
 		}
 	}
-	d := decide(prof, login, tool, info, args, params)
+	d := decide(prof, me.Login, tool, info, args, params)
 	if !d.Allowed || d.RequiredPermission == permRead {
 		return d
 	}
@@ -254,7 +261,7 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	}
 	switch {
 	case d.RequiredPermission == permApprove || d.RequiredPermission == permMerge:
-		if denied, why := selfActionDenied(d.RequiredPermission, login, pr.User.Login); denied {
+		if denied, why := selfActionDenied(d.RequiredPermission, me, pr.User); denied {
 			d.Allowed, d.Reason = false, why
 		}
 	case op.ID == "issueEditIssue" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
@@ -286,9 +293,9 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 
 // livePR is what the policy reads of a pull request: its author and head.
 type livePR struct {
-	User  struct{ Login string } `json:"user"`
-	Title string                 `json:"title"`
-	Body  string                 `json:"body"`
+	User  account `json:"user"`
+	Title string  `json:"title"`
+	Body  string  `json:"body"`
 	Head  struct {
 		Ref  string `json:"ref"`
 		Repo *struct {
@@ -591,27 +598,24 @@ func tooLarge(limit int) error {
 	return &kindError{"payload_too_large", fmt.Errorf("answer larger than %d bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", limit)}
 }
 
-// whoami returns the effective login of the request's caller (in sudo mode
-// the sudo user), verified through Gitea once and cached; "" when Gitea
-// cannot tell.
-func (x *executor) whoami(ctx context.Context) string {
+// whoami returns the effective account of the request's caller (in sudo
+// mode the sudo user), verified through Gitea once and cached; a zero account
+// when Gitea cannot tell.
+func (x *executor) whoami(ctx context.Context) account {
 	_, c := x.active(ctx)
 	c.mu.Lock()
-	login := c.login
+	me := c.me
 	c.mu.Unlock()
-	if login != "" {
-		return login
+	if me.Login != "" {
+		return me
 	}
-	var u struct {
-		Login string `json:"login"`
-	}
-	if !x.live(ctx, "userGetCurrent", nil, &u) {
-		return "" // an empty login is cached as "" too: still unknown
+	if !x.live(ctx, "userGetCurrent", nil, &me) || me.Login == "" {
+		return account{} // still unknown: asked again next time
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.login = u.Login
-	return u.Login
+	c.me = me
+	return me
 }
 
 // fault names what went wrong with a request to Gitea, in words that name

@@ -193,9 +193,9 @@ func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
 		slots: make(chan struct{}, c.inFlight), stop: make(chan struct{}), sessions: map[string]*httpSession{}}
 	if s.cfg.oauth != nil {
 		t.oauth = newOAuthServer(s.cfg.oauth, giteaClient(s.cfg))
-		t.oauth.identify = func(ctx context.Context, token string) string {
+		t.oauth.identify = func(ctx context.Context, token string) account {
 			if s.wait() != nil {
-				return ""
+				return account{}
 			}
 			return s.exec.whoami(context.WithValue(ctx, callerKey{}, &caller{token: token, mode: "oauth"}))
 		}
@@ -725,7 +725,7 @@ func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
 	if s.Aud != t.oauth.resource() {
 		return r, errAudience
 	}
-	ctx := context.WithValue(r.Context(), callerKey{}, &caller{token: s.Token, mode: "oauth", login: s.Login})
+	ctx := context.WithValue(r.Context(), callerKey{}, &caller{token: s.Token, mode: "oauth", me: account{s.Login, s.UID}})
 	return r.WithContext(context.WithValue(ctx, oauthOwnerKey{}, s.Client+" "+s.Login)), nil
 }
 

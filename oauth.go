@@ -69,7 +69,7 @@ type oauthServer struct {
 	now      func() time.Time
 	// identify asks Gitea, through the executor, whose a token is ("" if
 	// Gitea does not say); set by newHTTPTransport.
-	identify func(ctx context.Context, token string) string
+	identify func(ctx context.Context, token string) account
 
 	mu   sync.Mutex
 	used map[string]int64 // redeemed code id -> its expiry (Unix seconds)
@@ -202,6 +202,7 @@ type sealed struct {
 	Aud      string `json:"aud,omitempty"`  // the resource
 	Client   string `json:"cid,omitempty"`  // hash of the MCP client id
 	Login    string `json:"sub,omitempty"`  // Gitea login, verified at sign-in
+	UID      int64  `json:"uid,omitempty"`  // Gitea user id, verified with the login
 	Token    string `json:"gt,omitempty"`   // Gitea access token
 	Refresh  string `json:"grt,omitempty"`  // Gitea refresh token
 	TokenExp int64  `json:"gexp,omitempty"` // Gitea access token's expiry (code)
@@ -503,7 +504,7 @@ func (o *oauthServer) callback(w http.ResponseWriter, r *http.Request) {
 		o.back(w, r, s.RedirectURI, "error", "access_denied", "error_description", "Gitea did not grant access: "+cmp.Or(said, "no code"), "state", s.State)
 		return
 	}
-	tok, login, err := o.exchange(r.Context(), url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")},
+	tok, me, err := o.exchange(r.Context(), url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")},
 		"redirect_uri": {o.public + "/oauth/callback"}, "code_verifier": {s.Verifier}})
 	if err != nil {
 		fix := o.fix(err)
@@ -514,7 +515,7 @@ func (o *oauthServer) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := o.seal("code", &sealed{ID: rand.Text(), RedirectURI: s.RedirectURI, Challenge: s.Challenge, Aud: s.Aud, Client: s.Client,
-		Login: login, Token: tok.AccessToken, Refresh: tok.RefreshToken, TokenExp: tok.expiry(o.now())}, oauthCodeTTL)
+		Login: me.Login, UID: me.ID, Token: tok.AccessToken, Refresh: tok.RefreshToken, TokenExp: tok.expiry(o.now())}, oauthCodeTTL)
 	o.back(w, r, s.RedirectURI, "code", code, "state", s.State)
 }
 
@@ -597,13 +598,13 @@ func (o *oauthServer) token(w http.ResponseWriter, r *http.Request) {
 		case c.Aud != o.resource():
 			bad("refresh_token: " + errAudience.Error())
 		default:
-			tok, login, err := o.exchange(r.Context(), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.Refresh}})
+			tok, me, err := o.exchange(r.Context(), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.Refresh}})
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "giteamcp: oauth refresh: %v; likely fix: %s\n", err, o.fix(err))
 				bad("Gitea refused to refresh the grant" + giteaSaid(err) + "; sign in again")
 				return
 			}
-			c.Login = login
+			c.Login, c.UID = me.Login, me.ID
 			o.issue(w, c, tok.AccessToken, tok.RefreshToken, tok.expiry(o.now()))
 		}
 	default:
@@ -641,9 +642,9 @@ func (o *oauthServer) issue(w http.ResponseWriter, g *sealed, token, refresh str
 		return
 	}
 	out := map[string]any{"token_type": "Bearer", "expires_in": int(ttl.Seconds()),
-		"access_token": o.seal("access", &sealed{Aud: g.Aud, Client: g.Client, Login: g.Login, Token: token}, ttl)}
+		"access_token": o.seal("access", &sealed{Aud: g.Aud, Client: g.Client, Login: g.Login, UID: g.UID, Token: token}, ttl)}
 	if refresh != "" {
-		out["refresh_token"] = o.seal("refresh", &sealed{Aud: g.Aud, Client: g.Client, Login: g.Login, Refresh: refresh}, oauthRefreshTTL)
+		out["refresh_token"] = o.seal("refresh", &sealed{Aud: g.Aud, Client: g.Client, Login: g.Login, UID: g.UID, Refresh: refresh}, oauthRefreshTTL)
 	}
 	oauthJSON(w, http.StatusOK, out)
 }

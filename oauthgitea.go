@@ -39,23 +39,23 @@ func (t *giteaTokens) expiry(now time.Time) int64 {
 // endpoint with the server's application, then asks Gitea, through the
 // executor like every API request, whose the new access token is. Errors
 // name statuses, never tokens.
-func (o *oauthServer) exchange(ctx context.Context, grant url.Values) (*giteaTokens, string, error) {
+func (o *oauthServer) exchange(ctx context.Context, grant url.Values) (*giteaTokens, account, error) {
 	grant.Set("client_id", o.clientID)
 	grant.Set("client_secret", o.secret)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.gitea+"/login/oauth/access_token", strings.NewReader(grant.Encode()))
 	if err != nil {
-		return nil, "", err
+		return nil, account{}, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	var tok giteaTokens
 	if err := o.giteaJSON(req, &tok, grant); err != nil || tok.AccessToken == "" {
-		return nil, "", fmt.Errorf("gitea token endpoint: %w", cmp.Or(err, errors.New("no access token")))
+		return nil, account{}, fmt.Errorf("gitea token endpoint: %w", cmp.Or(err, errors.New("no access token")))
 	}
-	login := o.identify(ctx, tok.AccessToken)
-	if login == "" {
-		return nil, "", errors.New("gitea /api/v1/user: no login for the new token")
+	me := o.identify(ctx, tok.AccessToken)
+	if me.Login == "" {
+		return nil, account{}, errors.New("gitea /api/v1/user: no login for the new token")
 	}
-	return &tok, login, nil
+	return &tok, me, nil
 }
 
 // giteaJSON sends req to Gitea and decodes its 200 answer, read within 1 MiB.

@@ -674,20 +674,26 @@ func permitted(p *profile, perm string) (bool, string) {
 	return false, "no active profile; " + perm + " needs one (set GITEA_MCP_PROFILE)"
 }
 
-// selfActionDenied reports whether login may not perform perm on a pull request
-// by prAuthor: approving or merging one's own pull request is denied, and so is
-// either when the login or the author is unknown.
-func selfActionDenied(perm, login, prAuthor string) (bool, string) {
+// selfActionDenied reports whether account me may not perform perm on a pull
+// request by author: approving or merging one's own pull request is denied, and
+// so is either when the caller or the author is unknown. Accounts are the same
+// when their ids are (a rename keeps the id), or, where Gitea gave no id, their
+// logins.
+func selfActionDenied(perm string, me, author account) (bool, string) {
 	op, _ := normalizeOperation(perm)
 	verb := map[string]string{permApprove: "approve", permMerge: "merge"}[op]
 	if verb == "" {
 		return false, ""
 	}
-	if login == "" || prAuthor == "" {
+	if me.Login == "" || author.Login == "" {
 		return true, fmt.Sprintf("cannot compare the pull request author with the authenticated identity; refusing to %s", verb)
 	}
-	if strings.EqualFold(login, prAuthor) {
-		return true, fmt.Sprintf("%q authored this pull request and may not %s it; use a profile with another identity", login, verb)
+	same := strings.EqualFold(me.Login, author.Login) // Gitea logins are case-insensitive
+	if me.ID != 0 && author.ID != 0 {
+		same = me.ID == author.ID // the same account under a login renamed since it was verified, or not
+	}
+	if same {
+		return true, fmt.Sprintf("%q authored this pull request and may not %s it; use a profile with another identity", me.Login, verb)
 	}
 	return false, ""
 }

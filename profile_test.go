@@ -561,24 +561,33 @@ func TestDecisionJSON(t *testing.T) {
 
 func TestSelfActionDenied(t *testing.T) {
 	t.Parallel()
+	alice, bob := account{Login: "alice", ID: 1}, account{Login: "bob", ID: 2}
 	tests := []struct {
-		perm, login, author string
-		denied              bool
-		reason              string
+		perm       string
+		me, author account
+		denied     bool
+		reason     string
 	}{
-		{"gitea.pr.approve", "alice", "alice", true, `"alice" authored this pull request and may not approve it; use a profile with another identity`},
-		{"gitea.pr.merge", "Alice", "alice", true, `"Alice" authored this pull request and may not merge it`},
-		{"merge", "alice", "alice", true, "may not merge it"},
-		{"gitea.pr.merge", "bob", "alice", false, ""},
-		{"gitea.pr.approve", "bob", "", true, "cannot compare the pull request author with the authenticated identity; refusing to approve"},
-		{"gitea.pr.merge", "", "alice", true, "refusing to merge"},
-		{"gitea.pr.comment", "alice", "alice", false, ""},
-		{"gitea.pr.request_changes", "alice", "alice", false, ""},
+		{"gitea.pr.approve", alice, alice, true, `"alice" authored this pull request and may not approve it; use a profile with another identity`},
+		{"gitea.pr.merge", account{Login: "Alice"}, account{Login: "alice"}, true, `"Alice" authored this pull request and may not merge it`},
+		{"merge", alice, alice, true, "may not merge it"},
+		{"gitea.pr.merge", bob, alice, false, ""},
+		{"gitea.pr.merge", account{Login: "bob"}, account{Login: "alice"}, false, ""},
+		// a rename after the caller's login was verified: the id still matches
+		{"gitea.pr.merge", account{Login: "alice-old", ID: 1}, alice, true, `"alice-old" authored this pull request and may not merge it`},
+		// another account that took a renamed user's old login
+		{"gitea.pr.merge", account{Login: "alice", ID: 3}, alice, false, ""},
+		// an id on one side only: the logins decide
+		{"gitea.pr.approve", account{Login: "alice"}, alice, true, "may not approve it"},
+		{"gitea.pr.approve", bob, account{}, true, "cannot compare the pull request author with the authenticated identity; refusing to approve"},
+		{"gitea.pr.merge", account{}, alice, true, "refusing to merge"},
+		{"gitea.pr.comment", alice, alice, false, ""},
+		{"gitea.pr.request_changes", alice, alice, false, ""},
 	}
 	for _, tt := range tests {
-		denied, reason := selfActionDenied(tt.perm, tt.login, tt.author)
+		denied, reason := selfActionDenied(tt.perm, tt.me, tt.author)
 		if denied != tt.denied || !strings.Contains(reason, tt.reason) || tt.reason == "" && reason != "" {
-			t.Errorf("selfActionDenied(%q, %q, %q) = %v, %q; want %v, %q", tt.perm, tt.login, tt.author, denied, reason, tt.denied, tt.reason)
+			t.Errorf("selfActionDenied(%q, %+v, %+v) = %v, %q; want %v, %q", tt.perm, tt.me, tt.author, denied, reason, tt.denied, tt.reason)
 		}
 	}
 }

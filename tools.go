@@ -506,11 +506,11 @@ func whoamiTool(ctx context.Context, s *server, _ *session, _ map[string]any) ma
 	x := s.exec
 	prof, c := x.active(ctx)
 	c.mu.Lock()
-	c.login = ""
+	c.me = account{}
 	c.mu.Unlock()
 	env := x.run(ctx, &request{tool: "gitea_whoami", op: x.cat.byID["userGetCurrent"], full: true}) // its data is replaced
 	c.mu.Lock()
-	login := c.login // verified by the call above when it succeeded
+	login := c.me.Login // verified by the call above when it succeeded
 	c.mu.Unlock()
 	if env.Error == nil && login == "" {
 		env.Error = &failure{Status: env.Status, Kind: "identity_unverified", Message: "Gitea's answer named no login"}
@@ -602,7 +602,7 @@ func activateProfileTool(ctx context.Context, s *server, sess *session, args map
 		return errorResult("invalid_profile", err.Error())
 	}
 	x.activate(prof, token)
-	login := x.whoami(ctx)
+	login := x.whoami(ctx).Login
 	if sess != nil {
 		sess.send(encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
 	}

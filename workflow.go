@@ -76,13 +76,11 @@ func writeFile(ctx context.Context, s *server, _ *session, args map[string]any) 
 
 // pullRequest is what the workflow reads of a pull request.
 type pullRequest struct {
-	State     string `json:"state"`
-	Merged    bool   `json:"merged"`
-	Mergeable *bool  `json:"mergeable"`
-	User      struct {
-		Login string `json:"login"`
-	} `json:"user"`
-	Head struct {
+	State     string  `json:"state"`
+	Merged    bool    `json:"merged"`
+	Mergeable *bool   `json:"mergeable"`
+	User      account `json:"user"`
+	Head      struct {
 		SHA string `json:"sha"`
 	} `json:"head"`
 	Base struct {
@@ -112,9 +110,10 @@ func (s *server) eligibility(ctx context.Context, tool, action string, args map[
 		return nil, nil, env
 	}
 	prof, _ := s.exec.active(ctx)
-	login := s.exec.whoami(ctx)
+	me := s.exec.whoami(ctx)
+	login := me.Login
 	allowed, why := permitted(prof, perm)
-	self, selfWhy := selfActionDenied(perm, login, pr.User.Login)
+	self, selfWhy := selfActionDenied(perm, me, pr.User)
 	mergeable := pr.Mergeable != nil && *pr.Mergeable
 	gates := []gate{
 		{"identity verified", login != "", "login " + login},
