@@ -447,6 +447,11 @@ func secretMember(key string, obj []byte) string {
 	return ""
 }
 
+// jsonEscape and jsonUnescape map a byte to the letter of its one-character
+// escape, and that letter back to the byte; 0 for any other byte.
+var jsonEscape, jsonUnescape = [256]byte{'"': '"', '\\': '\\', '\n': 'n', '\t': 't', '\r': 'r'},
+	[256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 // appendString appends s as a JSON string, copying runs of bytes that need
 // no escape whole.
 func appendString(out []byte, s string) []byte {
@@ -460,8 +465,8 @@ func appendString(out []byte, s string) []byte {
 		}
 		out = append(out, s[at:i]...)
 		at = i + 1
-		if j := strings.IndexByte("\"\\\n\t\r", c); j >= 0 {
-			out = append(out, '\\', `"\ntr`[j])
+		if e := jsonEscape[c]; e != 0 {
+			out = append(out, '\\', e)
 		} else {
 			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
@@ -598,8 +603,8 @@ func decodeString(b []byte) (string, error) {
 			return decodeStringJSON(b)
 		}
 		i++
-		if j := strings.IndexByte(`"\/bfnrt`, s[i]); j >= 0 {
-			out = append(out, "\"\\/\b\f\n\r\t"[j])
+		if c := jsonUnescape[s[i]]; c != 0 {
+			out = append(out, c)
 			continue
 		}
 		r, ok := hex4(s, i+1)
