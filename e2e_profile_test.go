@@ -207,14 +207,7 @@ func TestE2ESudo(t *testing.T) {
 // nothing is sent. It runs its own Gitea, since the rename would disturb the
 // shared one.
 func TestE2ESelfMergeAfterRename(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs a real Gitea, skipped under -short")
-	}
-	g, err := startGitea()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.stop()
+	g := ownGitea(t)
 	owner, repo := ownerRepo(g)
 	pr, _ := newPR(t, g, "bob", "e2e/rename")
 	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-owner", policyTools)

@@ -257,14 +257,7 @@ func TestCAFileStartup(t *testing.T) {
 // TestE2EConnectionRefused stops a Gitea of its own between two calls: the
 // second is refused, and the server still serves.
 func TestE2EConnectionRefused(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs a real Gitea, skipped under -short")
-	}
-	g, err := startGitea()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.stop()
+	g := ownGitea(t)
 	c := e2eClient(t, g, "alice")
 	owner, repo := ownerRepo(g)
 	args := map[string]any{"owner": owner, "repo": repo}

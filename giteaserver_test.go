@@ -606,6 +606,22 @@ func TestMain(m *testing.M) {
 	removeServerBinary()
 }
 
+// ownGitea starts a Gitea of the test's own, for a test that changes what
+// others rely on (stops it, renames a user), and stops it when the test ends;
+// it skips the test under -short.
+func ownGitea(t *testing.T) *giteaInstance {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: needs a real Gitea, skipped under -short")
+	}
+	g, err := startGitea()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.stop)
+	return g
+}
+
 // TestTrial starts a throwaway Gitea with the fixtures for trying giteamcp by hand, prints
 // the environment and an MCP client configuration for it, and waits for Ctrl-C (or until
 // shortly before the test deadline):
