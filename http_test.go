@@ -441,7 +441,10 @@ func TestHTTPListenAddr(t *testing.T) {
 		}
 	}
 	s, _ := newServer(func(string) string { return "" })
-	if err := s.serveHTTP(context.Background(), "0.0.0.0:0"); err == nil || !strings.Contains(err.Error(), "MCP_BEARER_TOKEN") {
+	// Bounded: a server that starts serving anyway ends with its context.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := s.serveHTTP(ctx, "0.0.0.0:0"); err == nil || !strings.Contains(err.Error(), "MCP_BEARER_TOKEN") {
 		t.Errorf("serveHTTP on 0.0.0.0 without a token: got %v, want an error naming MCP_BEARER_TOKEN", err)
 	}
 }
