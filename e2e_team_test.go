@@ -146,6 +146,9 @@ func TestE2EOAuthGiteaPublicURL(t *testing.T) {
 	t.Logf("the page: %s", page)
 	server.stop() // the log is complete once the server has exited
 	t.Logf("the log: %s", server.log.String())
+	if want := "OAuth mode: clients connect to " + badPublic + "/mcp; users sign in through Gitea at " + g.URL; !strings.Contains(server.log.String(), want) {
+		t.Errorf("the log does not say %q", want)
+	}
 	for where, text := range map[string]string{"page": page, "log": server.log.String()} {
 		for _, want := range []string{"invalid_client", "invalid client secret", "GITEA_OAUTH_CLIENT_SECRET"} {
 			if !strings.Contains(text, want) {

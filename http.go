@@ -226,6 +226,9 @@ func (s *server) serveHTTP(ctx context.Context, addr string) error {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "giteamcp: serving MCP on http://%s/mcp\n", ln.Addr())
+	if t.oauth != nil {
+		fmt.Fprintf(os.Stderr, "giteamcp: OAuth mode: clients connect to %s/mcp; users sign in through Gitea at %s\n", t.oauth.public, t.oauth.browsers)
+	}
 	return t.serve(ctx, ln)
 }
 
