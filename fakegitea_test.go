@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log"
 	"net"
@@ -173,7 +174,7 @@ func (f *scriptedGitea) serve(w http.ResponseWriter, r *http.Request) {
 			f.answers[key] = queue[1:]
 		}
 	case key == "GET /user" && login != "":
-		a = fakeAnswer{status: http.StatusOK, body: `{"login":` + strconv.Quote(login) + `}`}
+		a = fakeAnswer{status: http.StatusOK, body: fmt.Sprintf(`{"login":%q,"id":%d}`, login, fakeUserID(login))}
 	}
 	f.mu.Unlock()
 	if api && !(ok && known) {
@@ -420,7 +421,7 @@ func TestScriptedGitea(t *testing.T) {
 		{"/api/v1/b", fakeToken, 404, `{"message":"not found"}`, "application/json"},
 		{"/api/v1/a", "wrong", 401, `{"message":"token is required"}`, "application/json"},
 		{"/api/v1/user", fakeToken, 404, `{"message":"not found"}`, "application/json"},
-		{"/api/v1/user", "other-token", 200, `{"login":"bob"}`, "application/json"},
+		{"/api/v1/user", "other-token", 200, `{"login":"bob","id":4123767105}`, "application/json"},
 		{"/api/v1/raw", fakeToken, 200, "plain", ""},
 		{"/login/oauth/authorize", "", 303, "", ""},
 	} {
@@ -439,4 +440,10 @@ func TestScriptedGitea(t *testing.T) {
 	if n, c := len(f.requests()), f.count("GET", "/a"); n != 10 || c != 4 {
 		t.Errorf("logged %d requests, %d of GET /a; want 10 and 4", n, c)
 	}
+}
+
+// fakeUserID is the id the fake gives login: stable, and another for every
+// login, as Gitea's user ids are.
+func fakeUserID(login string) int64 {
+	return int64(crc32.ChecksumIEEE([]byte(login))) + 1
 }

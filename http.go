@@ -728,7 +728,11 @@ func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
 	if s.Aud != t.oauth.resource() {
 		return r, errAudience
 	}
-	ctx := context.WithValue(r.Context(), callerKey{}, &caller{token: s.Token, mode: "oauth", me: account{s.Login, s.UID}})
+	c := &caller{token: s.Token, mode: "oauth"}
+	if s.UID != 0 { // a token sealed without an id (before ids were sealed) has its account asked of Gitea
+		c.me = account{s.Login, s.UID}
+	}
+	ctx := context.WithValue(r.Context(), callerKey{}, c)
 	return r.WithContext(context.WithValue(ctx, oauthOwnerKey{}, s.Client+" "+s.Login)), nil
 }
 

@@ -70,7 +70,7 @@ func newOAuthTest(tb testing.TB, gitea string) (*httptest.Server, *oauthServer) 
 
 // accessToken seals an access token of login for this server's resource.
 func accessToken(o *oauthServer, login string, ttl time.Duration) string {
-	return o.seal("access", &sealed{Aud: o.resource(), Client: oauthHash("client"), Login: login, Token: "gitea-at-" + login}, ttl)
+	return o.seal("access", &sealed{Aud: o.resource(), Client: oauthHash("client"), Login: login, UID: fakeUserID(login), Token: "gitea-at-" + login}, ttl)
 }
 
 // sealAt seals as o would at time at, leaving o (maybe serving) alone.
@@ -1133,5 +1133,32 @@ func TestOAuthInstructionsMode(t *testing.T) {
 	_, body, err := mcpSend(nil, ts.URL, http.MethodPost, bearer(accessToken(o, "alice", time.Hour), ""), init)
 	if err != nil || !strings.Contains(string(body), "identity mode oauth") {
 		t.Errorf("initialize: %v, instructions without \"identity mode oauth\": %.300s", err, body)
+	}
+}
+
+// TestOAuthTokenWithoutID checks an access token sealed before user ids were
+// sealed with the login: its account is asked of Gitea (once per call, as
+// then), never taken as a login without an id, which would let a renamed user
+// pass the self-approval check by login.
+func TestOAuthTokenWithoutID(t *testing.T) {
+	t.Parallel()
+	gitea := newScriptedGitea(t).accept("gitea-at-alice", "alice")
+	ts, o := newOAuthTest(t, gitea.URL)
+	for _, tt := range []struct {
+		name  string
+		uid   int64
+		asked int
+	}{{"without an id", 0, 1}, {"with an id", fakeUserID("alice"), 0}} {
+		tok := o.seal("access", &sealed{Aud: o.resource(), Client: oauthHash("client"), Login: "alice", UID: tt.uid, Token: "gitea-at-alice"}, time.Hour)
+		sid := httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+tok)
+		before := gitea.count("GET", "/user")
+		_, body, err := mcpSend(nil, ts.URL, http.MethodPost, bearer(tok, sid), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gitea_call_operation",`+
+			`"arguments":{"operation":"repoGet","arguments":{"owner":"alice","repo":"none"}}}}`)
+		if err != nil || !strings.Contains(string(body), `\"identity\":{\"login\":\"alice\"`) {
+			t.Errorf("%s: a call as alice: %v %.400s", tt.name, err, body)
+		}
+		if n := gitea.count("GET", "/user") - before; n != tt.asked {
+			t.Errorf("%s: the call asked Gitea %d times who alice is; want %d", tt.name, n, tt.asked)
+		}
 	}
 }
