@@ -214,8 +214,12 @@ func TestE2EContextEconomy(t *testing.T) {
 	report += fmt.Sprintf("| **total** | **%d (%d)** | **%d** | **%d** | **%d / %d** |\n", total.calls, total.finds, total.answer, total.list, offCalls, offBytes)
 	t.Logf("context economy:\n%s", report)
 	const officialWithList = 321_000 // official answers plus its 38.7 KB tools/list once per task (issue 13)
+	ratio, share := float64(total.answer)/float64(offBytes), float64(total.answer+total.list)/officialWithList
 	t.Logf("answers %.2fx the official's (goal at most 1.5x); answers + tools/list %.0f%% of the official's 321 KB (goal at most 40%%); %d find calls (goal at most 3)",
-		float64(total.answer)/float64(offBytes), 100*float64(total.answer+total.list)/officialWithList, total.finds)
+		ratio, 100*share, total.finds)
+	if ratio > 1.5 || share > 0.40 || total.finds > 3 {
+		t.Errorf("issue 13's goals missed: answers %.2fx (at most 1.5x), %.0f%% of 321 KB (at most 40%%), %d find calls (at most 3)", ratio, 100*share, total.finds)
+	}
 }
 
 // waitGiteaMergeable waits until Gitea has decided whether a pull request of

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -167,7 +168,18 @@ func TestE2ECrossReferenceOutside(t *testing.T) {
 	wantDenied(t, c, "issueCreateComment", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", g.Repo, g.Issues[0]),
 		map[string]any{"owner": owner, "repo": name, "index": g.Issues[0], "body": map[string]any{"body": "see " + ref}},
 		"gitea.issue.comment", fmt.Sprintf("names %q, outside the repositories of demo-only", secret))
-	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d/timeline", secret, far.Number), nil); err != nil || strings.Contains(string(data), `"type"`) {
-		t.Errorf("the issue outside the list gained timeline events: %v %.300s", err, data)
+	status, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d/timeline", secret, far.Number), nil)
+	var events []map[string]any
+	if err != nil || status != 200 || json.Unmarshal(data, &events) != nil || len(events) != 0 {
+		t.Errorf("the issue outside the list: timeline %d %v %.300s, want 200 and no events", status, err, data)
+	}
+	// The control: the same comment, posted straight to Gitea, does give the
+	// issue outside a timeline event, so an empty timeline above means refused.
+	if status, _, data, err := g.api("alice", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", g.Repo, g.Issues[0]), map[string]any{"body": "see " + ref}); err != nil || status != 201 {
+		t.Fatalf("control comment: %d %v %s", status, err, data)
+	}
+	status, _, data, err = g.api("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d/timeline", secret, far.Number), nil)
+	if err != nil || status != 200 || json.Unmarshal(data, &events) != nil || len(events) == 0 {
+		t.Errorf("control: the comment sent straight to Gitea left no timeline event on %s: %d %v %.300s", ref, status, err, data)
 	}
 }

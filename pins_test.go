@@ -177,6 +177,9 @@ func TestSudoSent(t *testing.T) {
 	if len(reqs) < 3 {
 		t.Fatalf("want a read, an identity check and a write, got %v", reqs)
 	}
+	if diff := cmp.Diff([]string{"POST /repos/alice/demo/issues/1/comments"}, f.writes()); diff != "" {
+		t.Errorf("writes: mismatch (-want +got):\n%s", diff)
+	}
 	for _, r := range reqs {
 		if r.Sudo != "carol" {
 			t.Errorf("%s %s: Sudo %q, want carol", r.Method, r.Path, r.Sudo)
