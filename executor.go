@@ -148,19 +148,24 @@ func (x *executor) run(ctx context.Context, r *request) *envelope {
 	return x.complete(ctx, r.tool, r.op, x.run1(ctx, r))
 }
 
-// complete names the tool, the operation (if known) and the caller in env,
-// and logs the outcome to the client.
-func (x *executor) complete(ctx context.Context, tool string, op *operation, env *envelope) *envelope {
+// stamp names the tool and the caller, as known (never asking Gitea), in env.
+func (x *executor) stamp(ctx context.Context, tool string, env *envelope) {
 	if env.Request == nil {
 		env.Request = &requestInfo{}
 	}
 	env.Request.Tool = tool
-	if op != nil && env.Request.Operation == "" {
-		env.Request.Operation, env.Request.Method = op.ID, op.Method
-	}
 	if env.Identity == nil {
 		_, c := x.active(ctx)
 		env.Identity = c.identity()
+	}
+}
+
+// complete stamps env, names the operation (if known) in it, and logs the
+// outcome to the client.
+func (x *executor) complete(ctx context.Context, tool string, op *operation, env *envelope) *envelope {
+	x.stamp(ctx, tool, env)
+	if op != nil && env.Request.Operation == "" {
+		env.Request.Operation, env.Request.Method = op.ID, op.Method
 	}
 	if sess, ok := ctx.Value(sessionKey{}).(*session); ok {
 		level, what := "info", fmt.Sprintf("status %d", env.Status)

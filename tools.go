@@ -311,14 +311,7 @@ func (s *server) finish(ctx context.Context, t *tool, r map[string]any) map[stri
 	if !ok {
 		return r
 	}
-	if env.Request == nil {
-		env.Request = &requestInfo{}
-	}
-	env.Request.Tool = t.name
-	if env.Identity == nil {
-		_, c := s.exec.active(ctx)
-		env.Identity = c.identity()
-	}
+	s.exec.stamp(ctx, t.name, env)
 	return envelopeResult(env)
 }
 
