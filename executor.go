@@ -347,8 +347,10 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	branch, lands := landingBranch(op.ID, args, params)
-	if ref := p.refOutside(pr.Title + "\n" + pr.Body); op.ID == "repoMergePullRequest" && ref != "" {
-		return "", fmt.Sprintf("the pull request's title or description references %q, outside the repositories of %s: Gitea closes it on merge after a closing keyword", ref, p.Name)
+	if op.ID == "repoMergePullRequest" { // the title and description are read only for a merge
+		if ref := p.refOutside(pr.Title + "\n" + pr.Body); ref != "" {
+			return "", fmt.Sprintf("the pull request's title or description references %q, outside the repositories of %s: Gitea closes it on merge after a closing keyword", ref, p.Name)
+		}
 	}
 	writesHead := op.ID == "repoUpdatePullRequest"
 	if op.ID == "repoMergePullRequest" {
