@@ -333,13 +333,17 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	repo := params["owner"] + "/" + params["repo"]
+	var r struct { // the repository, read of Gitea by readRepo at most once per call
+		Parent *struct {
+			FullName string `json:"full_name"`
+		} `json:"parent"`
+		Default       *bool  `json:"default_delete_branch_after_merge"`
+		DefaultBranch string `json:"default_branch"`
+	}
+	read := false
+	readRepo := func() bool { read = read || x.live(ctx, "repoGet", params, &r); return read }
 	if op.ID == "repoMergeUpstream" && p.repoPats != nil {
-		var r struct {
-			Parent *struct {
-				FullName string `json:"full_name"`
-			} `json:"parent"`
-		}
-		if !x.live(ctx, "repoGet", params, &r) || r.Parent == nil {
+		if !readRepo() || r.Parent == nil {
 			return "", fmt.Sprintf("cannot read from Gitea which repository %q forks; refusing to merge from it", repo)
 		}
 		if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
@@ -357,10 +361,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		body, _ := args["body"].(map[string]any)
 		del, set := body["delete_branch_after_merge"]
 		if !set || del == nil {
-			var r struct {
-				Default *bool `json:"default_delete_branch_after_merge"`
-			}
-			if !x.live(ctx, "repoGet", params, &r) || r.Default == nil {
+			if !readRepo() || r.Default == nil {
 				return "gitea.branch.delete", fmt.Sprintf("cannot read from Gitea whether merging in %q deletes the head branch; refusing (set delete_branch_after_merge)", repo)
 			}
 			del = *r.Default
@@ -387,10 +388,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		return "", ""
 	}
 	if branch == "" || op.ID != "repoUpdatePullRequest" {
-		var r struct {
-			DefaultBranch string `json:"default_branch"`
-		}
-		if !x.live(ctx, "repoGet", params, &r) || r.DefaultBranch == "" {
+		if !readRepo() || r.DefaultBranch == "" {
 			return permMerge, fmt.Sprintf("cannot read the default branch of %q from Gitea; refusing to write to %q", repo, branch)
 		}
 		if branch != "" && !strings.EqualFold(branch, r.DefaultBranch) {

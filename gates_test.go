@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -53,15 +55,16 @@ type liveCase struct {
 	want    liveGot
 }
 
-// runLiveCases runs each case on its own fake Gitea and server.
-func runLiveCases(t *testing.T, cases []liveCase) {
+// runLiveCases runs each case on its own fake Gitea and server, with the
+// settings kv (name, value pairs) beside the case's profile.
+func runLiveCases(t *testing.T, cases []liveCase, kv ...string) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newScriptedGitea(t)
 			tc.script(f)
-			s := f.server(t, "GITEA_MCP_PROFILE", tc.profile)
+			s := f.server(t, append([]string{"GITEA_MCP_PROFILE", tc.profile}, kv...)...)
 			out, isErr := fakeCall(t, t.Context(), s, tc.tool, tc.args)
 			got := liveGot{IsError: isErr, Kind: str0(get(out, "error.kind")),
 				Perm: str0(get(out, "error.permission_report.required_permission")), Reason: str0(get(out, "error.permission_report.reason"))}
@@ -197,6 +200,46 @@ func TestLiveChecks(t *testing.T) {
 		{"read without a profile", "", pr("alice"), "gitea_call_operation", map[string]any{"operation": "repoGetPullRequest",
 			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1}}, liveGot{Sent: []string{getPR}}},
 	})
+}
+
+// TestMergeUpstreamReadsRepoOnce: repoMergeUpstream under repositories reads
+// the fork once (GET /repos/{owner}/{repo}) for both what it forks and its
+// default branch, whichever check refuses or none does.
+func TestMergeUpstreamReadsRepoOnce(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "fork-pusher", "repositories": ["alice/demo", "alice/upstream"],
+		"allowed_operations": ["gitea.read", "gitea.branch.push"]}]}`), 0o600)
+	mergeUpstream := func(branch string) map[string]any {
+		return map[string]any{"operation": "repoMergeUpstream", "arguments": map[string]any{"owner": "alice", "repo": "demo",
+			"body": with(map[string]any{}, "branch", branch)}}
+	}
+	fork := func(parent string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": parent}}).
+				on("POST", repoPath+"/merge-upstream", 200, `{"merge_style":"fast-forward"}`)
+		}
+	}
+	const getRepo, merge = "GET " + repoPath, "POST " + repoPath + "/merge-upstream"
+	denied := func(perm, reason string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: []string{getRepo}}
+	}
+	_, noMerge := (&profile{Name: "fork-pusher"}).allows(permMerge)
+	landing := `repoMergeUpstream lands on "main", the default branch of "alice/demo": that is landing code without review, which also needs gitea.pr.merge (` +
+		noMerge + `) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request`
+	runLiveCases(t, []liveCase{
+		{"into another branch", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream("dev"),
+			liveGot{Sent: []string{getRepo, merge}}},
+		{"into the default branch by name", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream("main"),
+			denied(permMerge, landing)},
+		{"into the default branch unnamed", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream(""),
+			denied(permMerge, landing)},
+		{"from outside the repositories", "fork-pusher", fork("carol/secret"), "gitea_call_operation", mergeUpstream("dev"),
+			denied("gitea.branch.push", `repoMergeUpstream merges into "alice/demo" from "carol/secret", the repository it forks, outside the repositories of fork-pusher`)},
+		{"from an unreadable fork", "fork-pusher", func(f *scriptedGitea) { f.user("bob").on("GET", repoPath, 500, `{"message":"boom"}`) },
+			"gitea_call_operation", mergeUpstream("dev"),
+			denied("gitea.branch.push", `cannot read from Gitea which repository "alice/demo" forks; refusing to merge from it`)},
+	}, "GITEA_MCP_CONFIG", config)
 }
 
 // reasonOf is the reason the built-in profile name gives for perm.
