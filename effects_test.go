@@ -171,12 +171,47 @@ func TestRepoTargets(t *testing.T) {
 			if !covered[id] {
 				t.Errorf("repoTargets: %s has no example", id)
 			}
+			if n := len(targetsOf()[id]); n != 1 {
+				t.Errorf("repoTargets: %s is named by %d rows; repoDenied judges only the first", id, n)
+			}
 			for _, f := range append(rt.owner, rt.name...) {
 				_, inBody := bodies[id][f]
 				if !inBody && f != "@" && !strings.Contains(ops[id].Route, f) {
 					t.Errorf("repoTargets: %s names %q, neither a body property nor a path parameter", id, f)
 				}
 			}
+		}
+	}
+}
+
+// TestByID: the index of a table by operation id (effectsOf, targetsOf)
+// holds, for each id, every row naming it, in table order.
+func TestByID(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		rows [][]string // the ids each row names
+		want map[string][]int
+	}{
+		{"no rows", nil, map[string][]int{}},
+		{"a row naming two ids", [][]string{{"a", "b"}}, map[string][]int{"a": {0}, "b": {0}}},
+		{"an id of two rows, in table order", [][]string{{"b"}, {}, {"a", "b"}}, map[string][]int{"a": {2}, "b": {0, 2}}},
+		{"an id named twice by one row", [][]string{{"a", "a"}}, map[string][]int{"a": {0, 0}}},
+	}
+	for _, tt := range tests {
+		got := map[string][]int{}
+		for id, rows := range byID(tt.rows, func(r *[]string) []string { return *r })() {
+			got[id] = []int{}
+			for _, r := range rows {
+				for i := range tt.rows {
+					if r == &tt.rows[i] {
+						got[id] = append(got[id], i)
+					}
+				}
+			}
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tt.name, diff)
 		}
 	}
 }

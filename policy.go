@@ -313,15 +313,21 @@ var effectRules = []effectRule{
 
 // effectsOf lists the effectRules by operation id, in table order, so that
 // decide reads only those of its operation (BenchmarkDecide).
-var effectsOf = sync.OnceValue(func() map[string][]*effectRule {
-	m := map[string][]*effectRule{}
-	for i := range effectRules {
-		for _, id := range effectRules[i].ids {
-			m[id] = append(m[id], &effectRules[i])
+var effectsOf = byID(effectRules, func(r *effectRule) []string { return r.ids })
+
+// byID indexes the rows of a table by the operation ids each names, in table
+// order, once at first use.
+func byID[T any](rows []T, ids func(*T) []string) func() map[string][]*T {
+	return sync.OnceValue(func() map[string][]*T {
+		m := map[string][]*T{}
+		for i := range rows {
+			for _, id := range ids(&rows[i]) {
+				m[id] = append(m[id], &rows[i])
+			}
 		}
-	}
-	return m
-})
+		return m
+	})
+}
 
 // matches reports whether r applies to operation id with args: the field's
 // value in the body, or, as bodyField reads it, beside the body, matches.
@@ -382,19 +388,9 @@ var repoTargets = []repoTarget{
 		[]string{"owner"}, []string{"repo"}, "links an issue of"},
 }
 
-// targetOf indexes repoTargets by operation id, the first row naming it, so
-// that repoDenied looks up one map rather than every row (BenchmarkDecide).
-var targetOf = sync.OnceValue(func() map[string]*repoTarget {
-	m := map[string]*repoTarget{}
-	for i := range repoTargets {
-		for _, id := range repoTargets[i].ids {
-			if m[id] == nil {
-				m[id] = &repoTargets[i]
-			}
-		}
-	}
-	return m
-})
+// targetsOf lists repoTargets by operation id, so that repoDenied looks up
+// one map rather than every row (BenchmarkDecide); it judges the first.
+var targetsOf = byID(repoTargets, func(t *repoTarget) []string { return t.ids })
 
 // pick returns the first non-empty value of sources (see repoTarget).
 func pick(sources []string, body map[string]any, params map[string]string, login string) string {
@@ -589,7 +585,8 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 	if ref := p.refOutside(args["body"]); ref != "" {
 		return fmt.Sprintf("%s's body names %q, outside the repositories of %s: Gitea records a cross-reference there, and a closing keyword closes it", op.ID, ref, p.Name)
 	}
-	if t := targetOf()[op.ID]; t != nil {
+	if ts := targetsOf()[op.ID]; ts != nil {
+		t := ts[0]
 		body, _ := args["body"].(map[string]any)
 		target := pick(t.owner, body, pathParams, identity) + "/" + pick(t.name, body, pathParams, identity)
 		if owner, repo, _ := strings.Cut(target, "/"); !p.allowsRepo(owner, repo) {
