@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -87,7 +88,7 @@ func processCPU() time.Duration {
 // percentile returns the nearest-rank p-th percentile of the latencies.
 func (r loadResult) percentile(p float64) time.Duration {
 	s := slices.Sorted(slices.Values(r.latency))
-	return s[max(0, int(math.Ceil(p/100*float64(len(s))))-1)].Round(100 * time.Microsecond)
+	return s[max(0, int(math.Ceil(p/100*float64(len(s))))-1)].Round(10 * time.Microsecond)
 }
 
 // loadRun calls do(i) for i in [0, n), at most conc at a time, each in its
@@ -115,6 +116,29 @@ func loadRun(n, conc, pid int, do func(i int) error) (loadResult, []error) {
 	return r, slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
+// interleave calls each of series with i, for i in [0, n), one call at a
+// time and each series in turn, starting with another series for every i;
+// after, untimed, checks the answer of series s to i. It returns the
+// latencies of each series, and the first error.
+func interleave(n int, series []func(i int) error, after func(s, i int) error) ([]loadResult, error) {
+	rs := make([]loadResult, len(series))
+	for i := range n {
+		for k := range series {
+			s := (i + k) % len(series)
+			t0 := time.Now()
+			err := series[s](i)
+			rs[s].latency = append(rs[s].latency, time.Since(t0))
+			if err == nil {
+				err = after(s, i)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rs, nil
+}
+
 // TestE2EHTTPLoad sends 200 concurrent tools/call requests over HTTP, in one
 // 2025-11-25 session and in the stateless 2026-07-28 form, to a server in
 // this process (so -race covers the transport). Each answer must carry the id
@@ -127,6 +151,13 @@ func loadRun(n, conc, pid int, do func(i int) error) (loadResult, []error) {
 // transport's) and the same GETs sent straight to Gitea (the difference is
 // the server's whole cost). Answers are checked after each run, so that the
 // figures time what a client waits for, not the test's own decoding.
+//
+// Then it sends the calls one at a time, interleaved, through every path:
+// straight to Gitea, in process, over HTTP to this process and to the
+// server's own program, over stdio to the program, and a bare Go HTTP round
+// trip that does no work (the floor of one HTTP hop on this machine). The
+// added latency of the deployed server over HTTP is to be judged against
+// stdio's, both in their own process.
 func TestE2EHTTPLoad(t *testing.T) {
 	g := needGitea(t)
 	owner, repo := ownerRepo(g)
@@ -165,31 +196,54 @@ func TestE2EHTTPLoad(t *testing.T) {
 	sid := httpSessionID(t, ts.URL, "2025-11-25")
 	local := newSession(tr.srv, func([]byte) {}) // a session served in process: stdio's path without its pipe
 	local.handleRaw(t.Context(), []byte(initBody("2025-11-25")))
+	// The server as deployed, in its own process: over stdio, and over HTTP.
+	env := []string{"GITEA_URL=" + g.URL, "GITEA_TOKEN=" + g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner"}
+	stdio := startClient(t, env...)
+	stdio.initialize("2025-11-25")
+	prog := startHTTPProgram(t, "127.0.0.1:0", env...)
+	progSID := httpSessionID(t, prog.base, "2025-11-25")
+	// A bare Go HTTP round trip, no work done: the floor of one HTTP hop here.
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) }))
+	defer echo.Close()
+	bare := func(int) error {
+		_, _, err := mcpSend(client, echo.URL, http.MethodPost, nil, "{}")
+		return err
+	}
 	for _, mode := range []string{"session", "stateless"} {
 		t.Run(mode, func(t *testing.T) {
 			answers := make([][]byte, loadRequests)
-			// serve sends request i over HTTP, or in process, and keeps the
-			// answer; check reads it after the run.
-			serve := func(i int, inProcess bool) error {
+			// serve sends request i over HTTP to the server in this process
+			// or in its own (via "http", "program"), over stdio ("stdio") or
+			// in process ("inproc"), and keeps the answer; check reads it
+			// after the run.
+			serve := func(i int, via string) error {
 				tg := targets[i%len(targets)]
 				id := fmt.Sprintf("%s-%d", mode, i)
 				params := map[string]any{"name": "gitea_call_operation",
 					"arguments": map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": tg.owner, "repo": tg.repo}}}
-				kv := []string{hdrSession, sid, hdrVersion, "2025-11-25"}
+				base, kv := ts.URL, []string{hdrSession, sid, hdrVersion, "2025-11-25"}
+				if via == "program" {
+					base, kv[1] = prog.base, progSID
+				}
 				if mode == "stateless" {
 					params["_meta"] = map[string]any{metaVersion: modernVersion, metaCapabilities: map[string]any{}}
 					kv = []string{hdrVersion, modernVersion, hdrMethod, "tools/call", hdrName, "gitea_call_operation"}
 				}
 				msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
-				if inProcess {
+				switch via {
+				case "inproc":
 					sess := local
 					if mode == "stateless" {
 						sess = newSession(tr.srv, func([]byte) {})
 					}
 					answers[i] = sess.handleRaw(t.Context(), encode(msg))
 					return nil
+				case "stdio": // one at a time only
+					stdio.send(string(encode(msg)))
+					answers[i] = stdio.recv()
+					return nil
 				}
-				resp, body, err := mcpSend(client, ts.URL, http.MethodPost, kv, string(encode(msg)))
+				resp, body, err := mcpSend(client, base, http.MethodPost, kv, string(encode(msg)))
 				if err != nil {
 					return fmt.Errorf("%s: %w", id, err)
 				}
@@ -199,8 +253,8 @@ func TestE2EHTTPLoad(t *testing.T) {
 				answers[i] = body
 				return nil
 			}
-			call := func(i int) error { return serve(i, false) }
-			inProcess := func(i int) error { return serve(i, true) }
+			call := func(i int) error { return serve(i, "http") }
+			inProcess := func(i int) error { return serve(i, "inproc") }
 			answered := map[string]int{}
 			check := func(i int) error {
 				tg := targets[i%len(targets)]
@@ -250,31 +304,58 @@ func TestE2EHTTPLoad(t *testing.T) {
 			if err := errors.Join(direct(0), call(0), check(0)); err != nil { // warm up the connections and the server
 				t.Fatal(err)
 			}
-			for _, conc := range []int{loadRequests, 1} {
-				var got, inproc, base loadResult
-				dialed := dials.Load()
-				for range loadRounds { // alternating, so that a drift of Gitea's pace hits all three
-					b, errs := loadRun(loadRequests, conc, g.pid, direct)
-					if len(errs) > 0 {
-						t.Fatalf("direct Gitea: %d of %d failed, first: %v", len(errs), loadRequests, errs[0])
-					}
-					base.add(b)
-					inproc.add(run(conc, inProcess))
-					got.add(run(conc, call))
+			var got, inproc, base loadResult
+			dialed := dials.Load()
+			for range loadRounds { // alternating, so that a drift of Gitea's pace hits all three
+				b, errs := loadRun(loadRequests, loadRequests, g.pid, direct)
+				if len(errs) > 0 {
+					t.Fatalf("direct Gitea: %d of %d failed, first: %v", len(errs), loadRequests, errs[0])
 				}
-				load, _ := os.ReadFile("/proc/loadavg")
-				// With the cores the only limit, throughput is inversely
-				// proportional to the CPU time a request costs both processes.
-				bound := float64(base.cpu+base.gitea) / float64(got.cpu+got.gitea)
-				t.Logf("%s, %d at a time, %d rounds, load average %.14s:\n"+
-					"  tools/call over HTTP %v\n  tools/call in process %v\n  the same GETs straight to Gitea %v\n"+
-					"  HTTP against Gitea: added p50 %v, p99 %v, throughput %.2fx (%.2fx were the CPU the only limit); in process against Gitea: added p50 %v, throughput %.2fx; "+
-					"HTTP against in process: added p50 %v, CPU %v/req; connections opened by the client %d",
-					mode, conc, loadRounds, load, got, inproc, base,
-					got.percentile(50)-base.percentile(50), got.percentile(99)-base.percentile(99), base.wall.Seconds()/got.wall.Seconds(), bound,
-					inproc.percentile(50)-base.percentile(50), base.wall.Seconds()/inproc.wall.Seconds(),
-					got.percentile(50)-inproc.percentile(50), got.perReq(got.cpu-inproc.cpu), dials.Load()-dialed)
+				base.add(b)
+				inproc.add(run(loadRequests, inProcess))
+				got.add(run(loadRequests, call))
 			}
+			load, _ := os.ReadFile("/proc/loadavg")
+			// With the cores the only limit, throughput is inversely
+			// proportional to the CPU time a request costs both processes.
+			bound := float64(base.cpu+base.gitea) / float64(got.cpu+got.gitea)
+			t.Logf("%s, %d at a time, %d rounds, load average %.14s:\n"+
+				"  tools/call over HTTP %v\n  tools/call in process %v\n  the same GETs straight to Gitea %v\n"+
+				"  HTTP against Gitea: added p50 %v, p99 %v, throughput %.2fx (%.2fx were the CPU the only limit); in process against Gitea: added p50 %v, throughput %.2fx; "+
+				"HTTP against in process: added p50 %v, CPU %v/req; connections opened by the client %d",
+				mode, loadRequests, loadRounds, load, got, inproc, base,
+				got.percentile(50)-base.percentile(50), got.percentile(99)-base.percentile(99), base.wall.Seconds()/got.wall.Seconds(), bound,
+				inproc.percentile(50)-base.percentile(50), base.wall.Seconds()/inproc.wall.Seconds(),
+				got.percentile(50)-inproc.percentile(50), got.perReq(got.cpu-inproc.cpu), dials.Load()-dialed)
+
+			// One call at a time, each series in turn for every i, so that
+			// a drift of Gitea's pace or of the machine's load hits them
+			// alike: the latency a single agent waits for.
+			names := []string{"straight to Gitea", "in process", "over HTTP, server in this process", "over HTTP, server in its own process"}
+			series := []func(int) error{direct, inProcess, call, func(i int) error { return serve(i, "program") }}
+			if mode == "session" { // stdio has no stateless form
+				names = append(names, "over stdio, server in its own process", "bare Go HTTP round trip (no work, no Gitea)")
+				series = append(series, func(i int) error { return serve(i, "stdio") }, bare)
+			}
+			one, err := interleave(loadRequests, series, func(s, i int) error {
+				if s == 0 || names[s] == "bare Go HTTP round trip (no work, no Gitea)" {
+					return nil
+				}
+				defer func() { answers[i] = nil }()
+				return check(i)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			load, _ = os.ReadFile("/proc/loadavg")
+			report := fmt.Sprintf("%s, one call at a time, %d each, load average %.14s; p50 and p99, and added to straight to Gitea:", mode, loadRequests, load)
+			for s, r := range one {
+				report += fmt.Sprintf("\n  %-44s p50 %8v p99 %8v", names[s], r.percentile(50), r.percentile(99))
+				if s > 0 && s < 5 {
+					report += fmt.Sprintf("   added p50 %v, p99 %v", r.percentile(50)-one[0].percentile(50), r.percentile(99)-one[0].percentile(99))
+				}
+			}
+			t.Log(report)
 		})
 	}
 }
