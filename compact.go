@@ -237,18 +237,16 @@ func (sh *shape) value(out, v []byte, depth int) ([]byte, bool) {
 		return append(out, v...), true
 	}
 	out = append(out, '{')
-	n := 0
+	n, ok := 0, false
 	i := skipSpace(v, 1)
 	for i < len(v) && v[i] != '}' {
 		kEnd, err := skipValue(v, i)
 		if err != nil || v[i] != '"' {
 			return out, false
 		}
-		key, ok := plainKey(v[i+1 : kEnd-1])
-		if !ok {
-			if key, err = decodeString(v[i:kEnd]); err != nil || strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 }) { // a raw control character gets by decodeString
-				return out, false
-			}
+		key, err := decodeString(v[i:kEnd])
+		if err != nil {
+			return out, false
 		}
 		if i = skipSpace(v, kEnd); i >= len(v) || v[i] != ':' {
 			return out, false
@@ -306,17 +304,6 @@ func memberValue(v []byte, name string) []byte {
 		return out == nil
 	})
 	return out
-}
-
-// plainKey returns a member name of printable ASCII without escapes, as
-// Gitea's are, without decoding it; false for any other.
-func plainKey(b []byte) (string, bool) {
-	for _, c := range b {
-		if c < 0x20 || c >= 0x80 || c == '\\' || c == '"' {
-			return "", false
-		}
-	}
-	return string(b), true
 }
 
 // compactView is what the envelope says of a compact answer, so that a model

@@ -98,6 +98,8 @@ func TestCompactLeftWhole(t *testing.T) {
 		{"trailing comma", s, false, 200, "application/json", `[{"id":1},]`},
 		{"garbage after", s, false, 200, "application/json", `[{"id":1}]]`},
 		{"scalar", s, false, 200, "application/json", `"x"`},
+		{"raw control character in a key", s, false, 200, "application/json", "{\"id\":1,\"na\x01me\":1}"},
+		{"raw control character in a value", s, false, 200, "application/json", "{\"id\":1,\"clone_url\":\"\x01\"}"},
 	} {
 		ex := &sent{status: tc.status, header: http.Header{"Content-Type": {tc.ct}}, class: classifyMedia(tc.ct), body: []byte(tc.body)}
 		if view := tc.s.exec.compact(s.cat.byID["repoGet"], ex, tc.full); view != "" || string(ex.body) != tc.body {

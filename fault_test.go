@@ -46,6 +46,8 @@ func newFaultGitea(t *testing.T) (f, other *scriptedGitea, written map[string]*a
 		"cut-chunked":   {fakeRaw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{\"id\":1,\"name\":")},
 		"cut-unframed":  {fakeRaw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"id\":1,\"name\":")}, // no length, no chunks: the end cannot be told from a close
 		"badjson":       {{status: http.StatusOK, body: `{"id":1,,"full_name":"fault/badjson"}`}},
+		"control-key":   {{status: http.StatusOK, body: "{\"id\":1,\"full\x01name\":\"fault/control-key\"}"}}, // a raw control character in a key
+		"control-value": {{status: http.StatusOK, body: "{\"id\":1,\"full_name\":\"fault/\x1b[2J\"}"}},        // and in a value
 		"huge":          {fakeHuge(true, written["huge"])},
 		"huge-chunked":  {fakeHuge(false, written["huge-chunked"])},
 		"elsewhere":     {fakeWith(http.StatusFound, "", "Location", other.URL+"/api/v1/repos/fault/elsewhere")},
@@ -97,6 +99,8 @@ func TestGiteaFaults(t *testing.T) {
 		{"cut-chunked", false, faultResult{"truncated_body", "the answer broke off after 15 bytes: the connection closed before its end", 200, 1}},
 		{"cut-unframed", false, faultResult{"malformed_response", "the answer says application/json but is not valid JSON (15 bytes; unexpected end of JSON input); it is withheld", 200, 1}},
 		{"badjson", false, faultResult{"malformed_response", "the answer says application/json but is not valid JSON (37 bytes; invalid character ',' looking for beginning of object key string); it is withheld", 200, 1}},
+		{"control-key", false, faultResult{"malformed_response", `the answer says application/json but is not valid JSON (40 bytes; invalid character '\x01' in string literal); it is withheld`, 200, 1}},
+		{"control-value", false, faultResult{"malformed_response", `the answer says application/json but is not valid JSON (33 bytes; invalid character '\x1b' in string literal); it is withheld`, 200, 1}},
 		{"huge", false, faultResult{"payload_too_large", "answer larger than 8388608 bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", 200, 1}},
 		{"huge-chunked", false, faultResult{"payload_too_large", "answer larger than 8388608 bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", 200, 1}},
 		{"moved", false, faultResult{"redirect", "Gitea redirected to /repos/fault/new; not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant", 301, 1}},

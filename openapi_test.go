@@ -193,24 +193,72 @@ func TestDecodeStrings(t *testing.T) {
 	}
 }
 
-// FuzzDecodeStrings checks decodeStrings against encoding/json: what it
-// decodes into a string array, decodeStrings decodes the same; it never
-// panics on anything else.
+// FuzzDecodeStrings checks decodeStrings against encoding/json on any input:
+// what it decodes into a string array, decodeStrings decodes the same, and
+// what it refuses, decodeStrings refuses.
 func FuzzDecodeStrings(f *testing.F) {
-	for _, s := range []string{`["a","b"]`, `[]`, `null`, `["\u00e9\n",null]`, `["a",]`, `[1]`} {
+	for _, s := range []string{`["a","b"]`, `[]`, `null`, `["\u00e9\n",null]`, `["a",]`, `[1]`, "[\"a\x01\"]"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := decodeStrings(b)
 		var want []string
-		if json.Unmarshal(b, &want) != nil {
-			return
-		}
-		if err != nil {
-			t.Fatalf("decodeStrings(%q): %v on a valid array", b, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if wantErr := json.Unmarshal(b, &want); (err != nil) != (wantErr != nil) {
+			t.Fatalf("decodeStrings(%q): error %v, encoding/json's %v", b, err, wantErr)
+		} else if diff := cmp.Diff(want, got); err == nil && diff != "" {
 			t.Fatalf("decodeStrings(%q) mismatch (-want +got):\n%s", b, diff)
+		}
+	})
+}
+
+// TestDecodeString: the scanner's string decoder agrees with encoding/json,
+// which refuses a raw control character or quote within a string.
+func TestDecodeString(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		err      bool
+	}{
+		{in: `"plain"`, want: "plain"},
+		{in: `""`, want: ""},
+		{in: `"a\"b\\c\/\n\u00e9\ud83d\ude00"`, want: "a\"b\\c/\né😀"},
+		{in: `"\ud800x"`, want: "\ufffdx"},
+		{in: "\"caf\xe9\"", want: "caf\ufffd"},
+		{in: "\"\x7f\"", want: "\x7f"},
+		{in: "\"a\x01b\"", err: true},
+		{in: "\"tab\tin\"", err: true},
+		{in: "\"line\nbreak\"", err: true},
+		{in: "\"\x1f\"", err: true},
+		{in: "\"esc\\n then \x00\"", err: true},
+		{in: `"a"b"`, err: true},
+		{in: `"a\"`, err: true},
+		{in: `"\x"`, err: true},
+		{in: `"\u12"`, err: true},
+		{in: `"a`, err: true},
+		{in: `a`, err: true},
+	} {
+		got, err := decodeString([]byte(tc.in))
+		if (err != nil) != tc.err {
+			t.Errorf("decodeString(%q): error %v, want error %v", tc.in, err, tc.err)
+		} else if diff := cmp.Diff(tc.want, got); !tc.err && diff != "" {
+			t.Errorf("decodeString(%q) mismatch (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// FuzzDecodeString checks decodeString against encoding/json on any input:
+// the same string, or an error for both.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b\u00e9\ud83d\ude00"`, "\"a\x01\"", `"a"b"`, "\"\xff\"", `"\ud800\u0041"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := decodeString(b)
+		var want string
+		if wantErr := json.Unmarshal(b, &want); (err != nil) != (wantErr != nil) {
+			t.Fatalf("decodeString(%q): error %v, encoding/json's %v", b, err, wantErr)
+		} else if err == nil && got != want {
+			t.Fatalf("decodeString(%q) = %q, encoding/json's %q", b, got, want)
 		}
 	})
 }

@@ -578,14 +578,15 @@ func skipValue(b []byte, i int) (int, error) {
 	return len(b), nil
 }
 
-// decodeString decodes a JSON string. Strings without escapes are copied;
-// escapes are decoded here, and anything unusual goes to encoding/json.
+// decodeString decodes a JSON string as encoding/json does (FuzzDecodeString).
+// Strings without escapes are copied; escapes are decoded here, and anything
+// unusual goes to encoding/json, which refuses a raw control character or quote.
 func decodeString(b []byte) (string, error) {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' || !utf8.Valid(b) {
 		return decodeStringJSON(b)
 	}
 	s := b[1 : len(b)-1]
-	i := bytes.IndexByte(s, '\\')
+	i := slices.IndexFunc(s, func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' })
 	if i < 0 {
 		return string(s), nil
 	}
