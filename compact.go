@@ -169,7 +169,7 @@ func (d *definitions) shapeOf(s *swaggerSchema, top bool, depth int) *shape {
 // the structure and every value it leaves out; what it keeps is checked by
 // the pipeline, so the answer is validated once in all.
 func (x *executor) compact(op *operation, ex *sent, full bool) string {
-	body := bytes.TrimSpace(ex.body)
+	body := bytes.Trim(ex.body, " \t\r\n") // JSON's white space only: a form feed makes it invalid
 	if full || x.cfg.fullResults || ex.status >= 300 || ex.class != jsonBody || len(body) == 0 || body[0] != '{' && body[0] != '[' {
 		return ""
 	}

@@ -100,6 +100,8 @@ func TestCompactLeftWhole(t *testing.T) {
 		{"scalar", s, false, 200, "application/json", `"x"`},
 		{"raw control character in a key", s, false, 200, "application/json", "{\"id\":1,\"na\x01me\":1}"},
 		{"raw control character in a value", s, false, 200, "application/json", "{\"id\":1,\"clone_url\":\"\x01\"}"},
+		{"form feed after", s, false, 200, "application/json", "{\"id\":1}\f"},
+		{"no-break space before", s, false, 200, "application/json", "\u00a0{\"id\":1}"},
 	} {
 		ex := &sent{status: tc.status, header: http.Header{"Content-Type": {tc.ct}}, class: classifyMedia(tc.ct), body: []byte(tc.body)}
 		if view := tc.s.exec.compact(s.cat.byID["repoGet"], ex, tc.full); view != "" || string(ex.body) != tc.body {
