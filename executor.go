@@ -318,7 +318,8 @@ type livePR struct {
 // name, must be within the profile's repositories, as must a migration's
 // source on this Gitea and the upstream a fork merges from, and no issue a
 // merged pull request's title or description references may lie outside
-// them. It returns the permission and reason of a refusal, or "", "".
+// them, nor one its commits' messages reference. It returns the permission
+// and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		body, _ := args["body"].(map[string]any)
@@ -354,6 +355,15 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	if op.ID == "repoMergePullRequest" { // the title and description are read only for a merge
 		if ref := p.refOutside(pr.Title + "\n" + pr.Body); ref != "" {
 			return "", fmt.Sprintf("the pull request's title or description references %q, outside the repositories of %s: Gitea closes it on merge after a closing keyword", ref, p.Name)
+		}
+		if p.repoPats != nil {
+			msgs, ok := x.commitMessages(ctx, params)
+			if !ok {
+				return "", fmt.Sprintf("cannot read the messages of the pull request's commits from Gitea, which may reference issues outside the repositories of %s; refusing to merge", p.Name)
+			}
+			if ref := p.refOutside(msgs); ref != "" {
+				return "", fmt.Sprintf("the pull request's commits reference %q, outside the repositories of %s: Gitea closes it when they land on merge, after a closing keyword", ref, p.Name)
+			}
 		}
 	}
 	writesHead := op.ID == "repoUpdatePullRequest"
@@ -421,6 +431,50 @@ func (x *executor) maybeSelf(ctx context.Context, host string) bool {
 		}
 	}
 	return false
+}
+
+// maxCommitPages bounds the pages of a pull request's commits commitMessages
+// reads (of 50, Gitea's default maximum): a merge of more is refused.
+const maxCommitPages = 20
+
+// commitMessages reads the messages of a pull request's commits, which land
+// on its base when it is merged, page by page. It reports
+// whether Gitea answered with all of them.
+func (x *executor) commitMessages(ctx context.Context, params map[string]string) ([]any, bool) {
+	op, ok := x.cat.byID["repoGetPullRequestCommits"]
+	if !ok {
+		return nil, false
+	}
+	p, err := x.routes().expand(op.routeSpec(), params)
+	if err != nil {
+		return nil, false
+	}
+	var msgs []any
+	for page := 1; page <= maxCommitPages; page++ {
+		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {"50"}, "files": {"false"}, "verification": {"false"}}
+		ex, err := x.send(ctx, op, p, q, nil)
+		var commits []struct {
+			Commit struct {
+				Message string `json:"message"`
+			} `json:"commit"`
+		}
+		if err != nil || ex.status != http.StatusOK || json.Unmarshal(ex.body, &commits) != nil {
+			return nil, false
+		}
+		for _, c := range commits {
+			msgs = append(msgs, c.Commit.Message)
+		}
+		total, err := strconv.Atoi(ex.header.Get("X-Total-Count"))
+		switch {
+		case err != nil:
+			return nil, false
+		case len(msgs) >= total:
+			return msgs, true
+		case len(commits) == 0:
+			return nil, false // fewer than Gitea counted
+		}
+	}
+	return nil, false
 }
 
 // live reads the current state of an object from Gitea for a policy check,

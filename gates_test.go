@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -178,6 +180,11 @@ func TestLiveChecks(t *testing.T) {
 		{"commit to a new branch", "gitea-author", func(f *scriptedGitea) {
 			f.user("bob").json(repoPath, map[string]any{"default_branch": "main"}).on("POST", repoPath+"/contents/a.md", 201, `{}`)
 		}, "gitea_call_operation", createFile("feature"), liveGot{Sent: []string{getRepo, "POST " + repoPath + "/contents/a.md"}}},
+		{"commit whose message names an issue", "gitea-author", func(f *scriptedGitea) { f.user("bob") }, "gitea_call_operation",
+			map[string]any{"operation": "repoCreateFile", "arguments": map[string]any{"owner": "alice", "repo": "demo", "filepath": "a.md",
+				"body": map[string]any{"content": "aGk=", "new_branch": "feature", "message": "fixes #1"}}},
+			denied("gitea.issue.close", "repoCreateFile: message is the commit's message, and Gitea closes the issues it names after a closing keyword once the commit reaches the default branch (closes #N, closes owner/name#N, or an issue's address); "+
+				reasonOf(t, "gitea-author", "gitea.issue.close"))},
 		{"commit with the default branch unreadable", "gitea-author", func(f *scriptedGitea) { f.user("bob") },
 			"gitea_call_operation", createFile("feature"), denied(permMerge, `cannot read the default branch of "alice/demo" from Gitea; refusing to write to "feature"`, getRepo)},
 		{"merge one's own pull request", "gitea-merger", pr("bob"), "gitea_call_operation", merge,
@@ -422,4 +429,58 @@ func TestWriteFileGates(t *testing.T) {
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.commit", Reason: reasonOf(t, "gitea-reviewer", "gitea.repo.commit"),
 				Sent: []string{"GET " + ext}}},
 	})
+}
+
+// TestMergeCommitMessages: under repositories, a merge first reads the
+// messages of the pull request's commits, page by page, since Gitea closes
+// the issues they name once they land: one naming a repository outside the
+// list is refused, and so is a merge whose commits cannot all be read.
+func TestMergeCommitMessages(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-merger", "allowed_operations": ["gitea.read", "gitea.pr.merge"], "repositories": ["alice/demo"]}]}`), 0o600)
+	const commits = prPath + "/commits"
+	page := func(total string, messages ...string) fakeAnswer {
+		var list []map[string]any
+		for _, m := range messages {
+			list = append(list, map[string]any{"sha": headSHA, "commit": map[string]any{"message": m}})
+		}
+		body, _ := json.Marshal(list)
+		return fakeWith(200, string(body), "X-Total-Count", total)
+	}
+	fifty := slices.Repeat([]string{"see #1"}, 50)
+	unread := "cannot read the messages of the pull request's commits from Gitea, which may reference issues outside the repositories of demo-merger; refusing to merge"
+	for _, tc := range []struct {
+		name   string
+		pages  []fakeAnswer
+		reason string // "" for merged
+		reads  int    // pages read
+	}{
+		{"within the list", []fakeAnswer{page("2", "fix #1", "see alice/demo#2")}, "", 1},
+		{"no commits", []fakeAnswer{page("0")}, "", 1},
+		{"outside", []fakeAnswer{page("1", "closes bob/secret#3")}, `the pull request's commits reference "bob/secret", outside the repositories of demo-merger: Gitea closes it when they land on merge, after a closing keyword`, 1},
+		{"outside by address", []fakeAnswer{page("1", "closes http://gitea.example/bob/secret/issues/3")}, `the pull request's commits reference "bob/secret"`, 1},
+		{"outside on the second page", []fakeAnswer{page("51", fifty...), page("51", "closes bob/secret#3")}, `the pull request's commits reference "bob/secret"`, 2},
+		{"two pages within", []fakeAnswer{page("51", fifty...), page("51", "last")}, "", 2},
+		{"unreadable", []fakeAnswer{fakeWith(500, `{"message":"boom"}`)}, unread, 1},
+		{"without a count", []fakeAnswer{page("", "fix")}, unread, 1},
+		{"fewer than counted", []fakeAnswer{page("3", "fix"), page("3")}, unread, 2},
+		{"more pages than read", []fakeAnswer{page("100000", fifty...)}, unread, maxCommitPages},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newScriptedGitea(t).user("carol").json(prPath, fakePR("bob", "open", headSHA, true)).
+				answer("GET", commits, tc.pages...).on("POST", prPath+"/merge", 200)
+			s := f.server(t, "GITEA_MCP_PROFILE", "demo-merger", "GITEA_MCP_CONFIG", config)
+			out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
+				"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "delete_branch_after_merge": false}}})
+			reason := str0(get(out, "error.permission_report.reason"))
+			if merged := f.count("POST", prPath+"/merge") == 1; merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
+				t.Errorf("merged %v, reason %q; want %q: %v", merged, reason, tc.reason, out)
+			}
+			if n := f.count("GET", commits); n != tc.reads {
+				t.Errorf("read %d pages of commits, want %d", n, tc.reads)
+			}
+		})
+	}
 }

@@ -217,9 +217,9 @@ func bodyField(args map[string]any, name string) (value string, ok bool) {
 //     their paths name no repository); adminCreateUser's visibility and
 //     restricted, adminDeleteUser's purge (gitea.admin.user); access token
 //     scopes (gitea.token.create, bounded by the caller's own rights);
-//   - metadata of the write itself: commit author, committer, dates, signoff,
-//     messages (a commit's closing keywords act once it reaches a default
-//     branch, which landsOn guards; a merge's own message has rules below); a new issue's or pull request's own labels, assignees,
+//   - metadata of the write itself: commit author, committer, dates, signoff
+//     (a commit's message and a merge's own have rules below: their closing
+//     keywords act once they reach a default branch); a new issue's or pull request's own labels, assignees,
 //     milestone, reviewers and closed flag; release draft and prerelease;
 //   - checked by Gitea again when it acts: merge_when_checks_succeed (the
 //     scheduled merge passes branch protection when it happens), the merge
@@ -283,6 +283,10 @@ var effectRules = []effectRule{
 	{ids: []string{"repoMergePullRequest"}, field: "merge_title_field", match: namesIssue, perm: "gitea.issue.close",
 		why:      "merge_title_field is the merger's own commit title, and Gitea closes the issues it names after a closing keyword (fixes #N)",
 		examples: []effectExample{{map[string]any{"do": "squash", "merge_title_field": "fixes #2"}, true}, {map[string]any{"merge_title_field": "everyday"}, false}}},
+	{ids: contentsOps, field: "message", match: namesIssue, perm: "gitea.issue.close",
+		why: "message is the commit's message, and Gitea closes the issues it names after a closing keyword once the commit reaches the default branch (closes #N, closes owner/name#N, or an issue's address)",
+		examples: []effectExample{{map[string]any{"new_branch": "topic", "message": "fixes #4"}, true},
+			{map[string]any{"message": "closes http://gitea/alice/demo/issues/4"}, true}, {map[string]any{"message": "bump to 1.2"}, false}, {map[string]any{}, false}}},
 	{ids: contentsOps, field: "new_branch", match: nonEmpty, perm: "gitea.branch.create", why: "new_branch creates a branch",
 		examples: []effectExample{{map[string]any{"branch": "main", "new_branch": "topic"}, true}, {map[string]any{"branch": "topic"}, false},
 			{map[string]any{"new_branch": ""}, false}}},
