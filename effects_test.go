@@ -5,6 +5,7 @@ package main
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -369,38 +370,50 @@ func TestCompareHead(t *testing.T) {
 	}
 }
 
-// FuzzCompareHead checks compareHead against Gitea's own reading of a
-// comparison (routers/common/compare.go: ParseCompareRouterParam, parseHead,
-// GetHeadOwnerAndRepo, restated here): whenever compareHead names a
-// repository, it is the one Gitea would compare with.
+// FuzzCompareHead checks compareHead with an oracle of its own: the fuzzer
+// gives a comparison's parts (base, separator, the head's owner, repository
+// and branch, and which of Gitea's head forms joins them: a bare branch,
+// owner:branch or owner/repo:branch), so the repository the head names is
+// known before they are joined and parsed. Gitea looks users and repositories
+// up by their lower-case names, and finds a fork itself for owner:branch of
+// another owner, for which compareHead must answer "". Parts that would make
+// the joined text mean something else are skipped: a ".." within a part or
+// one made at a join (Gitea cuts at the first "...", else ".."), a ":" or "/"
+// within a name, an empty name. A ":" or ".." is not valid in a git branch
+// name either.
 func FuzzCompareHead(f *testing.F) {
-	for _, s := range []string{"main...topic", "main..bob:x", "main...bob/fork:x", "a..b...c/d:e", ":x", "acme:x", "ACME/APP:x", "/r:x"} {
-		f.Add(s)
+	for _, c := range []struct {
+		base        string
+		sep, form   uint8
+		owner, repo string
+		ref         string
+	}{
+		{"main", 0, 0, "", "", "topic"}, {"main", 1, 1, "bob", "", "x"}, {"main", 0, 2, "bob", "fork", "x"},
+		{"a", 1, 2, "c", "d", "e"}, {"", 2, 1, "acme", "", "x"}, {"main", 1, 1, "Acme", "", "x"}, {"", 2, 2, "ACME", "APP", "x"}, {"v1.2", 0, 2, "Acme", "app-fork", "feature/x"},
+	} {
+		f.Add(c.base, c.sep, c.form, c.owner, c.repo, c.ref)
 	}
-	f.Fuzz(func(t *testing.T, spec string) {
-		got := compareHead(spec, "acme", "app")
-		// Gitea's reading: "" for the base repository, "?" for a fork found by owner, else owner/name.
-		_, head, ok := strings.Cut(spec, "...")
-		if !ok {
-			if _, head, ok = strings.Cut(spec, ".."); !ok {
-				head = spec
+	f.Fuzz(func(t *testing.T, base string, sep, form uint8, owner, repo, ref string) {
+		head, want := ref, "acme/app" // a bare branch: of the path's repository
+		switch form % 3 {
+		case 1:
+			if head = owner + ":" + ref; strings.ToLower(owner) != "acme" {
+				want = "" // another owner's fork, which Gitea finds
+			}
+		case 2:
+			if head = owner + "/" + repo + ":" + ref; strings.ToLower(owner) != "acme" || strings.ToLower(repo) != "app" {
+				want = owner + "/" + repo
 			}
 		}
-		want := ""
-		if parts := strings.SplitN(head, ":", 2); len(parts) == 2 {
-			// Users and repositories are looked up by name case-insensitively.
-			switch ownerRepo := strings.SplitN(parts[0], "/", 2); {
-			case len(ownerRepo) == 1 && ownerRepo[0] != "" && !strings.EqualFold(ownerRepo[0], "acme"):
-				want = "?"
-			case len(ownerRepo) == 2 && !strings.EqualFold(parts[0], "acme/app"):
-				want = strings.ToLower(parts[0])
-			}
-		}
+		spec := []string{base + "..." + head, base + ".." + head, head}[sep%3]
+		names := []string{owner, repo}[:form%3]
 		switch {
-		case got == "acme/app" && want != "":
-			t.Errorf("compareHead(%q) = the path's repository; Gitea reads %q", spec, want)
-		case got != "" && got != "acme/app" && strings.ToLower(got) != want:
-			t.Errorf("compareHead(%q) = %q; Gitea reads %q", spec, got, want)
+		case strings.Contains(base, "..") || strings.Contains(head, "..") || strings.HasSuffix(base, ".") || strings.HasPrefix(head, "."),
+			strings.Contains(ref, ":"), slices.ContainsFunc(names, func(n string) bool { return n == "" || strings.ContainsAny(n, ":/") }):
+			return
+		}
+		if got := compareHead(spec, "acme", "app"); got != want {
+			t.Errorf("compareHead(%q) = %q; its head names %q", spec, got, want)
 		}
 	})
 }
