@@ -397,8 +397,10 @@ type oauthPageData struct {
 
 // authorize serves the authorization endpoint: GET checks the request and
 // shows the consent page, POST takes the decision and sends the browser to
-// Gitea. An unknown client or redirect URI gets an error page; any other
-// error goes back to the client's redirect URI (RFC 6749, section 4.1.2.1).
+// Gitea. Errors get an error page, never a redirect: any site can register
+// a client, so a redirect would make this server an open redirector (RFC
+// 9700, section 4.11.2); the page links back to the client's registered
+// redirect URI with the error (RFC 6749, section 4.1.2.1).
 func (o *oauthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		o.decide(w, r)
@@ -411,7 +413,10 @@ func (o *oauthServer) authorize(w http.ResponseWriter, r *http.Request) {
 		oauthHTML(w, http.StatusBadRequest, oauthPageData{Message: "This sign-in link names an unknown client or a redirect URI the client did not register. Start again from your MCP client."})
 		return
 	}
-	fail := func(code, desc string) { o.back(w, r, ru, "error", code, "error_description", desc, "state", state) }
+	fail := func(code, desc string) { // a page, not a redirect: any site registers clients (RFC 9700, section 4.11.2)
+		back, _ := o.backURL(ru, "error", code, "error_description", desc, "state", state)
+		oauthHTML(w, http.StatusBadRequest, oauthPageData{Message: "This sign-in request is invalid: " + desc + ".", Back: template.URL(back)})
+	}
 	challenge := q.Get("code_challenge")
 	switch {
 	case q.Get("response_type") != "code":
