@@ -172,6 +172,7 @@ type httpTransport struct {
 	oauth *oauthServer  // OAuth mode; nil otherwise
 	limit int           // most sessions kept; the least recently used idle one makes room
 	idle  time.Duration // an idle session ends after this long
+	read  time.Duration // a request's headers and body must arrive within this
 	slots chan struct{} // one per request in flight, all sessions together
 	stop  chan struct{} // closed at shutdown: ends the GET streams
 	once  sync.Once
@@ -189,7 +190,7 @@ func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
 	if gt, ok := s.exec.client.Transport.(*http.Transport); ok && gt.MaxIdleConnsPerHost < c.inFlight {
 		gt.MaxIdleConns, gt.MaxIdleConnsPerHost = c.inFlight, c.inFlight
 	}
-	t := &httpTransport{srv: s, cfg: c, limit: maxSessions, idle: time.Hour,
+	t := &httpTransport{srv: s, cfg: c, limit: maxSessions, idle: time.Hour, read: 30 * time.Second,
 		slots: make(chan struct{}, c.inFlight), stop: make(chan struct{}), sessions: map[string]*httpSession{}}
 	if s.cfg.oauth != nil {
 		t.oauth = newOAuthServer(s.cfg.oauth, giteaClient(s.cfg))
@@ -234,7 +235,10 @@ func (s *server) serveHTTP(ctx context.Context, addr string) error {
 
 // serve serves on ln until ctx is cancelled; see serveHTTP.
 func (t *httpTransport) serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: t, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	// ReadTimeout bounds every request, the OAuth endpoints and a body left
+	// unread (a 401) included; a GET stream reads no body, and net/http lifts
+	// the deadline once the body is read.
+	hs := &http.Server{Handler: t, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: t.read, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	hs.RegisterOnShutdown(func() { t.once.Do(func() { close(t.stop) }) })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -375,7 +379,6 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		httpFail(w, http.StatusUnsupportedMediaType, nil, errorf(codeInvalidRequest, "Content-Type must be application/json"))
 		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(30 * time.Second))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBytes))
 	if _, big := errors.AsType[*http.MaxBytesError](err); big {
 		httpFail(w, http.StatusRequestEntityTooLarge, nil, errorf(codeInvalidRequest, "message larger than %d bytes", maxMessageBytes))

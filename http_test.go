@@ -860,3 +860,46 @@ func BenchmarkHTTPCallOverhead(b *testing.B) {
 		b.ReportMetric(float64(dials.Load()-dialed)/float64(b.N), "gitea-dials/op")
 	})
 }
+
+// TestHTTPSlowBody: found by attacking the transport's time limits. A client
+// that sent a request's headers and then its body slowly, or never, held its
+// connection and a goroutine for as long as it liked everywhere but on an
+// authenticated POST /mcp: the OAuth endpoints read their bodies without a
+// deadline, and an answer given without reading the body (401 before the
+// token is known) waited for the rest of it. Now every request must arrive
+// whole within the transport's read timeout, and the server closes the
+// connection of one that does not.
+func TestHTTPSlowBody(t *testing.T) {
+	t.Parallel()
+	tr := newTestTransport(t, oauthTestEnv("http://127.0.0.1:1"))
+	tr.read = 200 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := tr.oauth.setPublic(addr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go tr.serve(ctx, ln)
+	for _, tt := range []struct{ path, typ string }{
+		{"/register", "application/json"},
+		{"/token", "application/x-www-form-urlencoded"},
+		{"/authorize", "application/x-www-form-urlencoded"},
+		{"/mcp", "application/json"}, // no token: 401 at once, then the body is awaited
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nAccept: application/json\r\nContent-Length: 1000\r\n\r\n{", tt.path, addr, tt.typ)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(c); err != nil {
+			t.Errorf("POST %s with 1 byte of a 1000-byte body: the connection is still open after 10 s (%v)", tt.path, err)
+		}
+		c.Close()
+	}
+}
