@@ -184,3 +184,32 @@ func TestE2ECrossReferenceOutside(t *testing.T) {
 		t.Errorf("control: the comment sent straight to Gitea left no timeline event on %s: %d %v %.300s", ref, status, err, data)
 	}
 }
+
+// TestE2EErrorMessageCut: found by attacking redaction near truncation
+// bounds. Gitea's error messages echo what they were given (a ref: "object
+// does not exist [id: REF, ...]"); the message was cut to its 500 bytes
+// before it was redacted and masked, so a secret straddling the cut reached
+// the model as a prefix that neither the exact redaction nor a pattern
+// matches any longer: 18 characters of the caller's own token, or of a
+// GitHub token. Now the whole message is scrubbed, then cut.
+func TestE2EErrorMessageCut(t *testing.T) {
+	g := needGitea(t)
+	owner, name := ownerRepo(g)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	const echoed = "not found: object does not exist [id: " // what Gitea says before the ref
+	for _, secret := range []struct{ text, part string }{
+		{g.Tokens["alice"], g.Tokens["alice"][:12]},
+		{"ghp_R2d2C3poLukeLeiaHanSolo0123456789AbCd", "R2d2C3po"},
+	} {
+		// The ref puts the secret's first 20 bytes before byte 500 of the message and the rest after.
+		ref := strings.Repeat("r", maxErrorMessage-20-len(echoed)-len(secret.text)+len(strings.TrimPrefix(secret.text, "ghp_"))) + secret.text
+		res, isErr := c.callTool("repoGetContents", map[string]any{"owner": owner, "repo": name, "filepath": "x", "ref": ref})
+		msg := str(get(res, "error.message"))
+		if !isErr || !strings.Contains(msg, "object does not exist") {
+			t.Fatalf("want Gitea's 404 echoing the ref, got %v", res)
+		}
+		if strings.Contains(msg, secret.part) {
+			t.Errorf("the error message carries part of a secret: ...%q", msg[max(0, len(msg)-60):])
+		}
+	}
+}

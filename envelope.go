@@ -204,7 +204,7 @@ func errorKind(status int) string {
 	return "client_error"
 }
 
-// errorMessage extracts Gitea's error message, truncated.
+// errorMessage extracts Gitea's error message, whole.
 func errorMessage(ex *sent) string {
 	var e struct {
 		Message string   `json:"message"`
@@ -222,10 +222,7 @@ func errorMessage(ex *sent) string {
 	if ex.status == http.StatusTooManyRequests {
 		msg = strings.TrimSpace(fmt.Sprintf("%s (Retry-After: %s; retried %d times)", msg, cmp.Or(ex.header.Get("Retry-After"), "none"), ex.retries))
 	}
-	if len(msg) > maxErrorMessage {
-		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
-	}
-	return msg
+	return msg // cut by message once scrubbed: cut first, a secret across the cut would pass as a prefix
 }
 
 // redirectMessage says where Gitea redirected and why it was not followed:

@@ -296,3 +296,19 @@ func TestCredentialIssuingDelivered(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorMessageCut: a Gitea error message longer than maxErrorMessage is
+// scrubbed whole before it is cut, so that a secret across the cut becomes
+// a marker, not a prefix (TestE2EErrorMessageCut finds it with Gitea's echo).
+func TestErrorMessageCut(t *testing.T) {
+	t.Parallel()
+	s := testServer(t, map[string]string{"GITEA_TOKEN": "s3cret-token-0123456789"})
+	for _, secret := range []string{"s3cret-token-0123456789", "ghp_R2d2C3poLukeLeiaHanSolo0123456789AbCd"} {
+		msg := strings.Repeat("r", maxErrorMessage-len(`not found: `)-12) + secret
+		ex := &sent{method: "GET", path: "/x", status: 404, body: encode(map[string]string{"message": "not found: " + msg}), class: jsonBody, header: http.Header{"Content-Type": {"application/json"}}}
+		env := s.exec.result(t.Context(), s.cat.byID["repoGet"], ex, newRedactor("s3cret-token-0123456789"), false)
+		if got := env.Error.Message; len(got) > maxErrorMessage || strings.Contains(got, secret[:6]) {
+			t.Errorf("%d bytes ending %q", len(got), got[max(0, len(got)-30):])
+		}
+	}
+}
