@@ -288,24 +288,30 @@ func TestE2EURLReference(t *testing.T) {
 	farURL := fmt.Sprintf("%s/%s/issues/%d", g.URL, secret, far.Number)
 	localURL := fmt.Sprintf("%s/%s/issues/%d", g.URL, repo, local.Number)
 	port := g.URL[strings.LastIndex(g.URL, ":"):]
-	farRefs := []string{ // Gitea reads the first three as references in markdown; the policy refuses all alike
+	// In a comment or description Gitea reads all but the localhost one as a
+	// reference (a link's number with strconv.ParseInt: +N is N); in a commit
+	// message only the ROOT_URL address and owner/name#N. The policy refuses
+	// them all alike.
+	plusLink := fmt.Sprintf("closes [far](/%s/issues/+%d)", secret, far.Number)
+	farRefs := []string{
 		"closes " + farURL,
 		fmt.Sprintf("closes [far](/%s/issues/%d)", secret, far.Number),
+		plusLink,
 		fmt.Sprintf("closes <HTTP://127.0.0.1%s/%s/pulls/%d>", port, secret, far.Number),
 		fmt.Sprintf("closes http://localhost%s/%s/issues/%d", port, secret, far.Number),
 		fmt.Sprintf("closes %s#%d", secret, far.Number),
 	}
 
 	// Straight to Gitea, around the server: a pull request whose description
-	// names the issue outside by its address, and one whose commit closes
-	// both issues. Gitea records a reference in each issue at once.
+	// names the issue outside by a link to its address (as +N), and one whose
+	// commit closes both issues. Gitea records a reference in each issue.
 	var plain, described, around struct{ Number int }
 	for _, pr := range []struct {
 		branch, message, body string
 		out                   any
 	}{
 		{"plain", "plain", "", &plain},
-		{"described", "described", "Closes " + farURL, &described},
+		{"described", "described", plusLink, &described},
 		{"around", fmt.Sprintf("around\n\ncloses #%d\ncloses %s", local.Number, farURL), "", &around},
 	} {
 		s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": pr.branch, "message": pr.message, "files": fileOps(pr.branch + ".txt")}, http.StatusCreated, nil)

@@ -5,7 +5,10 @@ package main
 
 import (
 	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -435,6 +438,9 @@ func TestRefOutside(t *testing.T) {
 		{map[string]any{"body": "see https://gitea/other/secret/pulls/4/files"}, "other/secret"},
 		{map[string]any{"files": []any{map[string]any{"path": "a", "content": "x"}}, "message": "Closes Other/Secret#2"}, "Other/Secret"},
 		{"other/secret#5", "other/secret"},
+		// Gitea reads a link's issue number with strconv.ParseInt: "+3" is 3.
+		{map[string]any{"body": "closes [x](/other/secret/issues/+3)"}, "other/secret"},
+		{map[string]any{"body": "<http://gitea/other/secret/pulls/+0004>"}, "other/secret"},
 		{map[string]any{"body": "see acme/app#1, #2 and !3; closes ACME/lib#4"}, ""},
 		{map[string]any{"body": "see src/main.go and issue 7"}, ""},
 		{map[string]any{"body": "see http://gitea/acme/app/issues/1"}, ""},
@@ -452,6 +458,36 @@ func TestRefOutside(t *testing.T) {
 	if d := decide(allBut(t, ""), "bot", "t", op, map[string]any{"body": map[string]any{"body": "see other/secret#1"}}, params); !d.Allowed {
 		t.Errorf("without repositories: %+v", d)
 	}
+}
+
+// FuzzRefOutsideLink checks refOutside against Gitea's reading of a link in
+// a markdown text (modules/references: findAllIssueReferencesBytes and
+// getCrossReference, restated here): whenever Gitea reads a link as a
+// reference to an issue of a repository outside acme/*, refOutside names a
+// repository outside it.
+func FuzzRefOutsideLink(f *testing.F) {
+	for _, s := range []string{"/other/secret/issues/1", "/other/secret/issues/+1", "http://gitea/OTHER/secret/pulls/01", "/acme/app/issues/2", "//h/o/r/issues/3?x#y"} {
+		f.Add(s)
+	}
+	p := allBut(f, "", "acme/*")
+	valid := regexp.MustCompile(`^[a-z0-9_.-]+$`) // Gitea's validNamePattern
+	f.Fuzz(func(t *testing.T, link string) {
+		u, err := url.Parse(link)
+		if err != nil {
+			return
+		}
+		parts := strings.Split(u.EscapedPath(), "/")
+		if len(parts) != 5 || parts[0] != "" || parts[3] != "issues" && parts[3] != "pulls" {
+			return
+		}
+		owner, name := strings.ToLower(parts[1]), strings.ToLower(parts[2])
+		if _, err := strconv.ParseInt(parts[4], 10, 64); err != nil || !valid.MatchString(owner) || !valid.MatchString(name) || p.allowsRepo(owner, name) {
+			return
+		}
+		if got := p.refOutside("closes [x](" + link + ")"); got == "" {
+			t.Errorf("Gitea reads the link %q as a reference to %s/%s; refOutside finds none", link, owner, name)
+		}
+	})
 }
 
 // TestQueryEffectEveryDoor checks that a rule on a query parameter holds on

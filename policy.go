@@ -256,7 +256,7 @@ func nonEmpty(v any) bool { s, ok := v.(string); return ok && s != "" }
 func namesIssue(v any) bool { s, ok := v.(string); return ok && issueRef.MatchString(s) }
 
 // issueRef finds an issue or pull request reference in text.
-var issueRef = regexp.MustCompile(`[#!][0-9]|/(issues|pulls)/[0-9]`)
+var issueRef = regexp.MustCompile(`[#!][0-9]|/(issues|pulls)/\+?[0-9]`)
 
 // contentsOps write files through the contents API.
 var contentsOps = []string{"repoCreateFile", "repoUpdateFile", "repoDeleteFile", "repoChangeFiles", "repoApplyDiffPatch"}
@@ -279,7 +279,7 @@ var effectRules = []effectRule{
 		why: "merge_message_field is the merger's own commit message, and Gitea closes the issues it names after a closing keyword (closes #N, closes owner/name#N in any repository)",
 		examples: []effectExample{{map[string]any{"do": "merge", "merge_message_field": "Closes #1"}, true},
 			{map[string]any{"merge_message_field": "fixes alice/secret#3"}, true}, {map[string]any{"merge_message_field": "see http://gitea/alice/demo/pulls/4"}, true},
-			{map[string]any{"merge_message_field": "resolves !7"}, true}, {map[string]any{"do": "merge", "merge_message_field": "release 1.2"}, false}}},
+			{map[string]any{"merge_message_field": "resolves !7"}, true}, {map[string]any{"merge_message_field": "closes [x](/alice/demo/issues/+7)"}, true}, {map[string]any{"do": "merge", "merge_message_field": "release 1.2"}, false}}},
 	{ids: []string{"repoMergePullRequest"}, field: "merge_title_field", match: namesIssue, perm: "gitea.issue.close",
 		why:      "merge_title_field is the merger's own commit title, and Gitea closes the issues it names after a closing keyword (fixes #N)",
 		examples: []effectExample{{map[string]any{"do": "squash", "merge_title_field": "fixes #2"}, true}, {map[string]any{"merge_title_field": "everyday"}, false}}},
@@ -499,8 +499,9 @@ var repoReveals = map[string]string{
 
 // crossRef finds the repositories a text references as Gitea's
 // cross-references do: owner/name#N, owner/name!N, and .../owner/name/issues/N
-// or .../pulls/N addresses. It is looser than Gitea's (no word boundary).
-var crossRef = regexp.MustCompile(`([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+)(?:[#!][0-9]|/(?:issues|pulls)/[0-9])`)
+// or .../pulls/N addresses, whose N Gitea reads with strconv.ParseInt, so
+// "+N" too (FuzzRefOutsideLink). It is looser than Gitea's (no word boundary).
+var crossRef = regexp.MustCompile(`([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+)(?:[#!][0-9]|/(?:issues|pulls)/\+?[0-9])`)
 
 // refOutside returns the first repository outside p's repositories that a
 // string anywhere in the body v references (crossRef), or "". Gitea records a
