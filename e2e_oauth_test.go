@@ -179,3 +179,39 @@ func giteaAuthorize(t *testing.T, g *giteaInstance, c *oauthClient, login string
 	}
 	return resp, page
 }
+
+// TestE2EOAuthRefreshReplay: found by attacking refresh token rotation. A
+// refresh hands out a new refresh token, but the server keeps no state, so
+// an old one stays as good as the Gitea refresh token inside it: with
+// Gitea's default (INVALIDATE_REFRESH_TOKENS = false) a copy taken once
+// refreshed again and again for 30 days, whatever the client had rotated
+// to. With the setting README's step 1 asks for (the test Gitea's app.ini),
+// the replay is refused with what Gitea said and its likely fix, and the
+// client's rotated token still works.
+func TestE2EOAuthRefreshReplay(t *testing.T) {
+	g := needGitea(t)
+	ln, public := listenLoopback(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	clientID, clientSecret := oauthE2EApp(t, g, public)
+	p := startHTTPProgram(t, addr, "GITEA_URL="+g.URL, "GITEA_MCP_PROFILE=gitea-owner", "MCP_OAUTH_KEY="+oauthTestKey,
+		"MCP_PUBLIC_URL="+public, "GITEA_OAUTH_CLIENT_ID="+clientID, "GITEA_OAUTH_CLIENT_SECRET="+clientSecret)
+	tok, c := giteaSignIn(t, g, public, "alice")
+	refresh := func(rt string) (int, oauthTokens) {
+		return c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {c.id}})
+	}
+	status, rotated := refresh(tok.Refresh)
+	if status != http.StatusOK {
+		t.Fatalf("refresh: %d %s %s", status, rotated.Error, rotated.Description)
+	}
+	if status, again := refresh(tok.Refresh); status != http.StatusBadRequest || again.Error != "invalid_grant" || !strings.Contains(again.Description, "token was already used") {
+		t.Errorf("the first refresh token, used again: %d %s %s; want 400 invalid_grant saying Gitea found it used", status, again.Error, again.Description)
+	}
+	if status, next := refresh(rotated.Refresh); status != http.StatusOK {
+		t.Errorf("the rotated refresh token: %d %s %s", status, next.Error, next.Description)
+	}
+	p.stop()
+	if !strings.Contains(p.log.String(), "likely fix: a refresh token was used twice") {
+		t.Errorf("the server's log does not explain the refused replay:\n%s", p.log.String())
+	}
+}

@@ -185,6 +185,7 @@ ENABLED = false
 
 [oauth2]
 ENABLED = true
+INVALIDATE_REFRESH_TOKENS = true
 
 [api]
 ENABLE_SWAGGER = true
