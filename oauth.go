@@ -339,7 +339,8 @@ var browserSchemes = []string{"javascript", "data", "vbscript", "file", "blob", 
 // checkClient checks a registration and returns the OAuth error code and the
 // error of the first problem.
 func checkClient(uris []string, name string) (string, error) {
-	if len(name) > oauthMaxName || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+	// Printable: no control, bidi or zero-width character changes how the consent page reads.
+	if len(name) > oauthMaxName || !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return "invalid_client_metadata", fmt.Errorf("client_name: want at most %d bytes of printable UTF-8", oauthMaxName)
 	}
 	if len(uris) == 0 || len(uris) > oauthMaxRedirects {
@@ -353,8 +354,8 @@ func checkClient(uris []string, name string) (string, error) {
 	return "", nil
 }
 
-// checkRedirectURI checks one redirect URI: absolute, without fragment or
-// credentials, and https, http on a loopback host (RFC 8252, section 7.3), or
+// checkRedirectURI checks one redirect URI: printable ASCII, absolute,
+// without fragment or credentials, and https, http on a loopback host (RFC 8252, section 7.3), or
 // a private-use scheme of a native app (section 7.1) that a browser does not
 // act on itself.
 func checkRedirectURI(s string) error {
@@ -362,6 +363,8 @@ func checkRedirectURI(s string) error {
 	switch {
 	case len(s) > oauthMaxURI:
 		return fmt.Errorf("redirect_uris: longer than %d bytes", oauthMaxURI)
+	case strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0: // shown on the consent page as it is
+		return fmt.Errorf("redirect_uris: %q: want printable ASCII, the rest percent-encoded", s)
 	case err != nil || u.Scheme == "" || strings.Contains(s, "#") || u.User != nil:
 		return fmt.Errorf("redirect_uris: %q: want an absolute URI without fragment or credentials", s)
 	case u.Scheme == "https" && u.Host == "":

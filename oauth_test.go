@@ -463,6 +463,13 @@ func TestOAuthRegister(t *testing.T) {
 		{uris("https://a.example/1", "https://a.example/2", "https://a.example/3", "https://a.example/4", "https://a.example/5"), "invalid_redirect_uri"},
 		{`{"client_name":"` + strings.Repeat("n", oauthMaxName+1) + `","redirect_uris":["https://client.example/cb"]}`, "invalid_client_metadata"},
 		{`{"client_name":"bad\u0007name","redirect_uris":["https://client.example/cb"]}`, "invalid_client_metadata"},
+		// Text the consent page shows must read as it is: no bidi or other format characters.
+		{`{"client_name":"Claude\u202eedoC","redirect_uris":["https://client.example/cb"]}`, "invalid_client_metadata"},
+		{`{"client_name":"Zero\u200bwidth","redirect_uris":["https://client.example/cb"]}`, "invalid_client_metadata"},
+		{uris("https://evil.example/\u202emoc.elpmaxe.tneilc//:sptth"), "invalid_redirect_uri"},
+		{uris("https://client.example/c b"), "invalid_redirect_uri"},
+		{uris("https://client.example/caf\u00e9"), "invalid_redirect_uri"},
+		{`{"client_name":"Café – naïve","redirect_uris":["https://client.example/cb"]}`, ""},
 		{`{"redirect_uris":"https://client.example/cb"}`, "invalid_client_metadata"},
 		{`not json`, "invalid_client_metadata"},
 		{`{"redirect_uris":["https://client.example/cb"],"pad":"` + strings.Repeat("x", oauthMaxBody) + `"}`, "invalid_client_metadata"},
