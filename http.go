@@ -697,7 +697,8 @@ func decodeHeaderValue(v string) (string, bool) {
 }
 
 // oauthOwnerKey carries, in an OAuth request's context, who the request is:
-// the client and login of its token. An HTTP session serves only its creator.
+// the client and user id of its token (its login if sealed without an id).
+// An HTTP session serves only its creator.
 type oauthOwnerKey struct{}
 
 // sessionOwner is who a request is ("" outside OAuth mode).
@@ -732,11 +733,13 @@ func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
 		return r, errAudience
 	}
 	c := &caller{token: s.Token, mode: "oauth"}
+	owner := s.Client + " login " + s.Login
 	if s.UID != 0 { // a token sealed without an id (before ids were sealed) has its account asked of Gitea
 		c.me = account{s.Login, s.UID}
+		owner = s.Client + " id " + strconv.FormatInt(s.UID, 10) // a login is freed at a rename; an id stays
 	}
 	ctx := context.WithValue(r.Context(), callerKey{}, c)
-	return r.WithContext(context.WithValue(ctx, oauthOwnerKey{}, s.Client+" "+s.Login)), nil
+	return r.WithContext(context.WithValue(ctx, oauthOwnerKey{}, owner)), nil
 }
 
 // challenge is the WWW-Authenticate value of a 401 (RFC 6750, RFC 9728).

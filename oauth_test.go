@@ -406,6 +406,9 @@ func TestOAuthSessionOwner(t *testing.T) {
 	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
 	alice, bob := accessToken(o, "alice", time.Hour), accessToken(o, "bob", time.Hour)
 	aliceElsewhere := o.seal("access", &sealed{Aud: o.resource(), Client: oauthHash("another client"), Login: "alice", Token: "gitea-at-alice"}, time.Hour)
+	// Gitea frees a login at a rename: another account may take it.
+	nameTaken := o.seal("access", &sealed{Aud: o.resource(), Client: oauthHash("client"), Login: "alice", UID: fakeUserID("alice") + 1000, Token: "gitea-at-x"}, time.Hour)
+	renamed := o.seal("access", &sealed{Aud: o.resource(), Client: oauthHash("client"), Login: "alice2", UID: fakeUserID("alice"), Token: "gitea-at-alice"}, time.Hour)
 	sid := httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+alice)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	for _, tt := range []struct {
@@ -415,6 +418,8 @@ func TestOAuthSessionOwner(t *testing.T) {
 		{"creator", alice, 200},
 		{"another user", bob, 404},
 		{"the same user through another client", aliceElsewhere, 404},
+		{"another account that took the login", nameTaken, 404},
+		{"the creator, renamed", renamed, 200},
 		{"creator again", alice, 200},
 	} {
 		resp, _, err := mcpSend(nil, ts.URL, http.MethodPost, bearer(tt.token, sid), list)
