@@ -213,3 +213,56 @@ func TestE2EErrorMessageCut(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERawPathTricks: tried while attacking the allowlist through
+// gitea_api_request, and refused before anything is sent (nothing was found):
+// other spellings of a private repository outside the list (case, ".git",
+// look-alike letters, by id), dot segments, empty and percent-encoded
+// segments, a trailing slash or ";", the route in another case, a lower-case
+// method, query parameters Gitea reads but the operation does not document,
+// and a comparison with a head outside the list. None reaches its issue.
+func TestE2ERawPathTricks(t *testing.T) {
+	g := needGitea(t)
+	secret, id := scratchRepo(t, g, "secret", true)
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "TOPSECRET"}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	sOwner, sName, _ := strings.Cut(secret, "/")
+	issue := fmt.Sprintf("/repos/%s/issues/%d", g.Repo, g.Issues[0])
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"demo-only","repositories":["`+g.Repo+`"],"allowed_operations":["gitea.read"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=demo-only", "GITEA_MCP_CONFIG="+config)
+	for _, tt := range []struct {
+		method, path string
+		query        map[string]any
+		kind         string
+	}{
+		{"GET", "/repos/" + strings.ToUpper(secret) + "/issues", nil, "permission_denied"},
+		{"GET", "/repos/" + secret + ".git/issues", nil, "permission_denied"},
+		{"GET", "/repos/" + sOwner + "/" + strings.Replace(sName, "s", "ſ", 1) + "/issues", nil, "permission_denied"},
+		{"GET", "/repos/" + sOwner + "/" + strings.Replace(sName, "e", "е", 1) + "/issues", nil, "permission_denied"}, // Cyrillic е
+		{"GET", fmt.Sprintf("/repositories/%d", id), nil, "permission_denied"},
+		{"GET", "/repos/" + g.Repo + "/../" + sName + "/issues", nil, "invalid_request"},
+		{"GET", "/repos/" + sOwner + "//" + sName + "/issues", nil, "invalid_request"},
+		{"GET", "/repos/" + g.Repo + "/raw/..%2f..%2f" + sName, nil, "invalid_request"},
+		{"GET", issue + "/", nil, "invalid_request"},
+		{"GET", issue + ";x", nil, "invalid_arguments"},
+		{"GET", "/Repos/" + secret + "/issues", nil, "invalid_request"},
+		{"get", "/repos/" + secret + "/issues", nil, "invalid_arguments"},
+		{"GET", "/repos/" + g.Repo + "/issues", map[string]any{"sudo": "bob"}, "invalid_request"},
+		{"GET", "/repos/" + g.Repo + "/issues", map[string]any{"access_token": "x"}, "invalid_request"},
+		{"GET", "/repos/issues/search", map[string]any{"q": "TOPSECRET"}, "permission_denied"},
+		{"GET", "/repos/" + g.Repo + "/compare/main..." + secret + ":main", nil, "permission_denied"},
+	} {
+		args := map[string]any{"method": tt.method, "path": tt.path}
+		if tt.query != nil {
+			args["query"] = tt.query
+		}
+		res, isErr := c.callTool("gitea_api_request", args)
+		if kind := str(get(res, "error.kind")); !isErr || kind != tt.kind || strings.Contains(fmt.Sprint(res), "TOPSECRET") {
+			t.Errorf("%s %s %v: got %s, want %s: %.300v", tt.method, tt.path, tt.query, kind, tt.kind, res)
+		}
+	}
+}
