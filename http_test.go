@@ -884,6 +884,7 @@ func TestHTTPSlowBody(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go tr.serve(ctx, ln)
+	deadline := time.Now().Add(10 * time.Second) // one for all: they wait together
 	for _, tt := range []struct{ path, typ string }{
 		{"/register", "application/json"},
 		{"/token", "application/x-www-form-urlencoded"},
@@ -894,12 +895,14 @@ func TestHTTPSlowBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer c.Close()
 		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nAccept: application/json\r\nContent-Length: 1000\r\n\r\n{", tt.path, addr, tt.typ)
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(c); err != nil {
-			t.Errorf("POST %s with 1 byte of a 1000-byte body: the connection is still open after 10 s (%v)", tt.path, err)
-		}
-		c.Close()
+		c.SetReadDeadline(deadline)
+		defer func() {
+			var buf bytes.Buffer
+			if _, err := buf.ReadFrom(c); err != nil {
+				t.Errorf("POST %s with 1 byte of a 1000-byte body: the connection is still open after 10 s (%v)", tt.path, err)
+			}
+		}()
 	}
 }
