@@ -266,3 +266,36 @@ func TestE2ERawPathTricks(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EMergeFilesHidden: found by attacking the workflow gates with
+// content. The merge gate "changed files are exactly expected_changed_files"
+// compared the file names as the result pipeline delivers them, hidden
+// characters removed: a pull request adding "a<U+200B>.go" passed for an
+// expected "a.go", the gate saying "changed: a.go", and was merged. Now a
+// name the pipeline altered cannot be compared, and the gate refuses.
+func TestE2EMergeFilesHidden(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "zwfile", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "zw", "message": "add a.go",
+		"files": []map[string]string{{"operation": "create", "path": "a\u200b.go", "content": base64.StdEncoding.EncodeToString([]byte("package a\n"))}}}, http.StatusCreated, nil)
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "zw", "base": "main", "title": "add a.go"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
+	waitMergeable(t, c, owner, name, pr.Number)
+	res, isErr := c.callTool("gitea_merge_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA,
+		"confirm": fmt.Sprintf("MERGE PR %d", pr.Number), "expected_changed_files": []string{"a.go"}})
+	if !isErr || get(res, "data.merged") != false || !strings.Contains(str(get(res, "data.gates")), "gate:changed files are exactly expected_changed_files passed:false") {
+		t.Errorf("merge of a<U+200B>.go expected as a.go: %v", res)
+	}
+	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil); err != nil || !strings.Contains(string(data), `"merged":false`) {
+		t.Errorf("the pull request was merged: %v %.200s", err, data)
+	}
+}

@@ -281,6 +281,11 @@ func TestMergeGates(t *testing.T) {
 		}
 	}
 	const getPR, files, doMerge, getRepo = "GET " + prPath, "GET " + prPath + "/files", "POST " + prPath + "/merge", "GET " + repoPath
+	files1 := func(name string) func(f *scriptedGitea) { // one changed file, named name
+		return func(f *scriptedGitea) {
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).json(prPath+"/files", []any{map[string]any{"filename": name}}, []any{})
+		}
+	}
 	merged := liveGot{Sent: []string{getPR, getPR, getRepo, doMerge, getPR}}
 	refused := func(gates ...string) liveGot {
 		return liveGot{IsError: true, Blocked: gates, Sent: []string{getPR}}
@@ -306,6 +311,10 @@ func TestMergeGates(t *testing.T) {
 		{"expected files match", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go", "b.go"}),
 			liveGot{Sent: []string{getPR, files, files, getPR, getRepo, doMerge, getPR}}},
 		{"expected files differ", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}),
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
+		{"expected files match only without a hidden character", "gitea-merger", files1("a\u200b.go"), "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}),
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
+		{"expected files match only as redacted", "gitea-merger", files1("x" + fakeToken), "gitea_merge_pr", args("expected_changed_files", []any{"x[REDACTED]"}),
 			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
 		{"changed files unreadable", "gitea-merger", func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/files", 500, `{"message":"boom"}`)
