@@ -35,6 +35,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // auditGenesis is the prev of the first line.
@@ -321,6 +322,10 @@ func (a *auditLog) record(e auditEntry) error {
 	}
 	e.Time = a.now().UTC().Format(time.RFC3339Nano)
 	e.Path = relativePath(e.Path)
+	for _, f := range []*string{&e.Profile, &e.AuditLabel, &e.Login, &e.Sudo, &e.Tool, &e.Action, &e.Operation,
+		&e.RequiredPermission, &e.Method, &e.Path, &e.Rule, &e.Reason} {
+		*f = clip(*f) // a huge argument quoted in a reason or path must not make a line the reader refuses
+	}
 	e.Prev = a.chain.head.MAC
 	content, err := json.Marshal(e)
 	if err != nil {
@@ -336,6 +341,22 @@ func (a *auditLog) record(e auditEntry) error {
 	}
 	a.chain.advance(mac)
 	return nil
+}
+
+// maxAuditField bounds each text of an audit line: with JSON escaping (at most
+// 6 bytes a byte) a line of 12 such texts stays far below maxAuditLine.
+const maxAuditField = 4096
+
+// clip cuts s to maxAuditField bytes, on a rune boundary, saying how much was cut.
+func clip(s string) string {
+	if len(s) <= maxAuditField {
+		return s
+	}
+	i := maxAuditField
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s...(%d bytes cut)", s[:i], len(s)-i)
 }
 
 // relativePath drops a scheme and host and any query or fragment from p: a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -606,4 +607,47 @@ type verifyCase struct {
 	head *auditHead
 	want int
 	err  string
+}
+
+// TestAuditHugeArguments: found by attacking the audit log with tool
+// arguments. A refused mutation whose arguments are huge (a 2 MiB repository
+// name, operation name or method) wrote an audit line longer than
+// maxAuditLine: the next start refused the log ("does not verify") and
+// -verify-audit failed, so one tool call took the audit log and the server
+// down. Every field of a line is bounded now; the log still verifies, and a
+// line cannot be broken or forged by newlines, quotes or invalid UTF-8.
+func TestAuditHugeArguments(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	env := map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": "tok", "GITEA_AUDIT_LOG": path, "GITEA_AUDIT_KEY": auditTestKey}
+	s := testServer(t, env)
+	huge := strings.Repeat("x", 2<<20)
+	forged := "a\n{\"decision\":\"allowed\"}\n\"\xff\u2028"
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"gitea_call_operation", map[string]any{"operation": "repoDelete", "arguments": map[string]any{"owner": "alice", "repo": huge}}},
+		{"gitea_call_operation", map[string]any{"operation": huge, "arguments": map[string]any{}}},
+		{"gitea_api_request", map[string]any{"method": huge, "path": "/repos/alice/demo"}},
+		{"gitea_call_operation", map[string]any{"operation": "repoDelete", "arguments": map[string]any{"owner": "alice", "repo": forged}}},
+	} {
+		if _, isErr := fakeCall(t, context.Background(), s, call.tool, call.args); !isErr {
+			t.Errorf("%s: not refused", call.tool)
+		}
+	}
+	s.exec.audit.close()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, err := verifyAudit(f, auditKeyBytes, nil); got.Lines != 4 || err != nil {
+		t.Errorf("verifyAudit = %v, %v; want 4 lines, nil", got, err)
+	}
+	a, err := openAudit(path, auditKeyBytes)
+	if err != nil {
+		t.Fatalf("the log cannot be continued: %v", err)
+	}
+	a.close()
 }
