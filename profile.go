@@ -403,6 +403,9 @@ func parseProfiles(data []byte) (*profileConfig, error) {
 	if data == nil {
 		return cfg, nil
 	}
+	if err := duplicateKey(data); err != nil {
+		return nil, err
+	}
 	var f profileFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -437,6 +440,47 @@ func parseProfiles(data []byte) (*profileConfig, error) {
 		cfg.names = append(cfg.names, p.Name)
 	}
 	return cfg, nil
+}
+
+// duplicateKey refuses a JSON text in which an object gives a key twice, in
+// any spelling encoding/json folds together ("forbidden_operations" and
+// "Forbidden_Operations" or "forbidden_operation\u017f"): the decoder would
+// keep the last one silently, emptying a forbidden list or turning
+// switching on. Malformed JSON is left to the decoder to report.
+func duplicateKey(data []byte) error {
+	type level struct {
+		obj, atKey bool
+		keys       []string
+	}
+	var open []*level
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var top *level
+		if len(open) > 0 {
+			top = open[len(open)-1]
+		}
+		if k, isStr := tok.(string); isStr && top != nil && top.atKey {
+			if i := slices.IndexFunc(top.keys, func(seen string) bool { return strings.EqualFold(seen, k) }); i >= 0 {
+				return fmt.Errorf("key %q given twice (as %q): one would silently replace the other", k, top.keys[i])
+			}
+			top.keys, top.atKey = append(top.keys, k), false
+			continue
+		}
+		if tok == json.Delim('}') || tok == json.Delim(']') {
+			open = open[:len(open)-1]
+			continue
+		}
+		if top != nil && top.obj {
+			top.atKey = true // after this value, a key
+		}
+		if d, isDelim := tok.(json.Delim); isDelim {
+			open = append(open, &level{obj: d == '{', atKey: d == '{'})
+		}
+	}
 }
 
 // selectProfile returns the profile called name (GITEA_MCP_PROFILE) and the

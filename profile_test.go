@@ -338,6 +338,15 @@ func TestParseProfiles(t *testing.T) {
 		{"bad token source", `{"profiles": [{"profile_name": "t", "token_source_name": "gitea-token"}]}`, false, "token_source_name must name an environment variable"},
 		{"bad repository", `{"profiles": [{"profile_name": "r", "repositories": ["acme"]}]}`, false, `repository "acme" must be owner/name`},
 		{"bad repository glob", `{"profiles": [{"profile_name": "r", "repositories": ["acme/[a]"]}]}`, false, `repository "acme/[a]" must be owner/name`},
+		// A key given twice, in any spelling encoding/json folds together, kept
+		// the last silently: a forbidden_operations emptied, switching turned on.
+		{"forbidden given twice", `{"profiles": [{"profile_name": "m", "allowed_operations": ["read", "merge"], "forbidden_operations": ["merge"], "Forbidden_Operations": []}]}`, false,
+			`key "Forbidden_Operations" given twice (as "forbidden_operations")`},
+		{"folded key twice", `{"profiles": [{"profile_name": "m", "forbidden_operations": ["merge"], "forbidden_operationſ": []}]}`, false,
+			`key "forbidden_operationſ" given twice (as "forbidden_operations")`},
+		{"switching given twice", `{"allow_runtime_switching": false, "allow_runtime_switching": true}`, false, `key "allow_runtime_switching" given twice`},
+		{"flag given twice", `{"profiles": [{"profile_name": "m", "can_merge_prs": false, "CAN_MERGE_PRS": true}]}`, false, `key "CAN_MERGE_PRS" given twice`},
+		{"keys in another case once each", `{"Profiles": [{"Profile_Name": "m", "ALLOWED_OPERATIONS": ["read"]}, {"profile_name": "n"}]}`, false, ""},
 	}
 	for _, tt := range tests {
 		cfg, err := parseProfiles([]byte(tt.file))
@@ -628,6 +637,7 @@ func FuzzRequiredPermission(f *testing.F) {
 func FuzzParseProfiles(f *testing.F) {
 	f.Add([]byte(`{"rules":{"allow_runtime_switching":true},"profiles":[{"profile_name":"a","allowed_operations":["read"],"repositories":["a/*"]}]}`))
 	f.Add([]byte(`{"profiles":[{"profile_name":"m","allowed_operations":["merge"],"can_merge_prs":true}]}`))
+	f.Add([]byte(`{"profiles":[{"profile_name":"m","forbidden_operations":["merge"],"Forbidden_operations":[]}],"x":[{"a":1},[{"b":2}]]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseProfiles(data)
 		if err != nil {
