@@ -739,28 +739,39 @@ type kindError struct {
 
 func (e *kindError) Error() string { return e.err.Error() }
 
-// permits reports whether the active profile may call op at all, judged
-// without arguments or identity: what tools/list and gitea_find_operations
-// show. Every call is still decided in full by executor.check.
+// permits reports whether the active profile may call op with some
+// arguments, judged without identity: what tools/list and
+// gitea_find_operations show. An operation whose permission follows from its
+// body is shown when one of its values' is allowed; one the profile's
+// repositories refuse whatever the arguments is not. Every call is still
+// decided in full by executor.check.
 func (x *executor) permits(op *operation) bool {
 	prof, _ := x.active(context.Background())
-	perm, _ := resolvePermission(opInfo{ID: op.ID, Method: op.Method, Route: op.Route}, nil)
-	ok, _ := permitted(prof, perm)
-	return ok
+	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
+	return anyPermitted(prof, callPermissions(info)) && (prof == nil || prof.unreachable(info) == "")
 }
 
 // mayUse reports whether the active profile allows perm; "" and gitea.read
-// always; gitea.pr.review stands for any review verdict.
+// always. A perm an argRule gives a call without its field stands for every
+// value of that rule (gitea.pr.review: any review verdict; gitea.pr.create:
+// editing or closing a pull request).
 func (x *executor) mayUse(perm string) bool {
 	if perm == "" || perm == permRead {
 		return true
 	}
 	prof, _ := x.active(context.Background())
 	perms := []string{perm}
-	if perm == "gitea.pr.review" {
-		perms = []string{"gitea.pr.review", permApprove, "gitea.pr.request_changes", "gitea.pr.comment"}
+	for _, r := range argRules {
+		if r.values[""] == perm {
+			perms = slices.Collect(maps.Values(r.values))
+		}
 	}
-	return slices.ContainsFunc(perms, func(p string) bool { ok, _ := permitted(prof, p); return ok })
+	return anyPermitted(prof, perms)
+}
+
+// anyPermitted reports whether p allows one of perms.
+func anyPermitted(p *profile, perms []string) bool {
+	return slices.ContainsFunc(perms, func(perm string) bool { ok, _ := permitted(p, perm); return ok })
 }
 
 // giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each

@@ -459,6 +459,18 @@ func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
 	return "", fmt.Sprintf("%s %s (%s) maps to no canonical operation; it is denied", op.Method, op.Route, op.ID)
 }
 
+// callPermissions returns the permissions a call of op may require: every
+// value of its argRule, or what permRules map it to ("" for none).
+func callPermissions(op opInfo) []string {
+	for _, r := range argRules {
+		if slices.Contains(r.ids, op.ID) {
+			return slices.Collect(maps.Values(r.values))
+		}
+	}
+	perm, _ := resolvePermission(op, nil)
+	return []string{perm}
+}
+
 // allowsRepo reports whether owner/repo is within p's repositories (case-insensitive globs).
 func (p *profile) allowsRepo(owner, repo string) bool {
 	if p.repoPats == nil {
@@ -550,19 +562,17 @@ func compareHead(spec, owner, repo string) string {
 
 // repoDenied returns why p's repositories forbid op, or "": every repository
 // its path names, the one its body names (repoTargets), and those its texts
-// reference (refOutside) must be within them; a route naming no single repository is denied unless repoFree lists it,
-// and so is one that reveals others (repoReveals).
+// reference (refOutside) must be within them; a route they can never reach
+// (unreachable) is denied.
 // identity is the caller's login, the owner a fork or new repository gets by default.
 func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[string]string, identity string) string {
 	if p.repoPats == nil {
 		return ""
 	}
-	named := false
 	for _, rp := range repoParams {
 		if !strings.Contains(op.Route, rp.owner) || !strings.Contains(op.Route, rp.repo) {
 			continue
 		}
-		named = true
 		owner, repo := pathParams[strings.Trim(rp.owner, "{}")], pathParams[strings.Trim(rp.repo, "{}")]
 		if !p.allowsRepo(owner, repo) {
 			return fmt.Sprintf("repository %q is outside the repositories of %s", owner+"/"+repo, p.Name)
@@ -584,8 +594,8 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 			return fmt.Sprintf("%s compares with the head %q in %q, outside the repositories of %s", op.ID, spec, head, p.Name)
 		}
 	}
-	if what, ok := repoReveals[op.ID]; ok {
-		return fmt.Sprintf("%s is limited to its repositories and %s %s", p.Name, op.ID, what)
+	if why := p.unreachable(op); why != "" {
+		return why
 	}
 	if ref := p.refOutside(args["body"]); ref != "" {
 		return fmt.Sprintf("%s's body names %q, outside the repositories of %s: Gitea records a cross-reference there, and a closing keyword closes it", op.ID, ref, p.Name)
@@ -599,7 +609,25 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 		}
 		return ""
 	}
-	if _, free := repoFree[op.ID]; !named && !free {
+	return ""
+}
+
+// unreachable returns why p's repositories refuse every call of op whatever
+// its arguments, or "": a route that reveals other repositories
+// (repoReveals), or one naming no single repository, in its path or its body
+// (repoTargets), unless repoFree lists it.
+func (p *profile) unreachable(op opInfo) string {
+	if p.repoPats == nil {
+		return ""
+	}
+	if what, ok := repoReveals[op.ID]; ok {
+		return fmt.Sprintf("%s is limited to its repositories and %s %s", p.Name, op.ID, what)
+	}
+	named := false
+	for _, rp := range repoParams {
+		named = named || strings.Contains(op.Route, rp.owner) && strings.Contains(op.Route, rp.repo)
+	}
+	if _, free := repoFree[op.ID]; !named && !free && targetsOf()[op.ID] == nil {
 		return fmt.Sprintf("%s is limited to its repositories and %s %s (%s) names no single repository: it may reveal or touch others", p.Name, op.Method, op.Route, op.ID)
 	}
 	return ""

@@ -76,6 +76,7 @@ type tool struct {
 	readOnly    bool   // a hand-written tool that only reads
 	perm        string // a workflow tool: listed when the profile allows this (gitea.pr.review: any review verdict)
 	switching   bool   // listed only when runtime profile switching is allowed
+	reconciler  bool   // listed only for a profile of the reconciler's shape (assessReconcilerProfile)
 
 	listingOnce sync.Once
 	listing     json.RawMessage
@@ -242,7 +243,8 @@ type toolsPage []json.RawMessage
 func (s *server) visible() []*tool {
 	var out []*tool
 	for _, t := range s.cat.listed {
-		if t.op != nil && !s.exec.permits(t.op) || t.switching && !s.exec.switching() || !s.exec.mayUse(t.perm) {
+		if t.op != nil && !s.exec.permits(t.op) || t.switching && !s.exec.switching() || !s.exec.mayUse(t.perm) ||
+			t.reconciler && !s.exec.reconciles() {
 			continue
 		}
 		out = append(out, t)
@@ -492,7 +494,7 @@ func getProfileTool(ctx context.Context, s *server, _ *session, _ map[string]any
 	out := map[string]any{"profile": nil, "identity": c.identity(), "runtime_switching": x.switching(),
 		"note": "without a profile, reads work and every mutation is denied"}
 	if prof != nil {
-		allowed, forbidden := sortedSet(prof.allowed), sortedSet(prof.forbidden)
+		allowed, forbidden := prof.granted(), sortedSet(prof.forbidden)
 		out = map[string]any{"profile": prof, "allowed_operations": allowed, "forbidden_operations": forbidden,
 			"identity": c.identity(), "runtime_switching": x.switching()}
 	}
@@ -513,6 +515,13 @@ func sortedSet(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// reconciles reports whether the active profile has the reconciler's shape,
+// which gitea_reconcile_already_landed_pr requires.
+func (x *executor) reconciles() bool {
+	prof, _ := x.active(context.Background())
+	return prof != nil && assessReconcilerProfile(prof) == nil
 }
 
 // switching reports whether the configuration allows runtime switching.
@@ -588,7 +597,7 @@ func workflowTools() []*tool {
 				"merge_method":           {Type: "string", Enum: []any{"merge", "squash", "rebase"}},
 				"expected_changed_files": {Type: "array", Items: &Schema{Type: "string"}},
 				"confirm":                str("exactly: MERGE PR <index>")})},
-		{name: "gitea_reconcile_already_landed_pr", perm: "gitea.pr.close", run: reconcile,
+		{name: "gitea_reconcile_already_landed_pr", perm: "gitea.pr.close", reconciler: true, run: reconcile,
 			description: "Close an open pull request whose head commit is already in its base branch, with a proof comment; refuses otherwise.",
 			schema:      obj([]string{"index"}, map[string]*Schema{"index": num})},
 		{name: "gitea_write_file", perm: "gitea.repo.commit", run: writeFile,
@@ -710,6 +719,11 @@ func resolveTask(ctx context.Context, s *server, _ *session, args map[string]any
 				return false, why
 			}
 		}
+		if task == "reconcile_already_landed_pr" { // its tool also wants the reconciler's shape
+			if err := assessReconcilerProfile(p); err != nil {
+				return false, err.Error()
+			}
+		}
 		return true, ""
 	}
 	allowed, why := has(prof)
@@ -750,7 +764,7 @@ func (s *server) guide(ctx context.Context, long bool) string {
 	if prof == nil {
 		b.WriteString("No execution profile is active: reads work, every mutation is denied.\n")
 	} else {
-		fmt.Fprintf(&b, "This server runs as profile %s (identity mode %s; check the login with gitea_whoami). It may: %s. It may not: everything else", prof.Name, c.mode, strings.Join(sortedSet(prof.allowed), ", "))
+		fmt.Fprintf(&b, "This server runs as profile %s (identity mode %s; check the login with gitea_whoami). It may: %s. It may not: everything else", prof.Name, c.mode, strings.Join(prof.granted(), ", "))
 		if f := sortedSet(prof.forbidden); len(f) > 0 {
 			fmt.Fprintf(&b, ", explicitly %s", strings.Join(f, ", "))
 		}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -274,5 +276,90 @@ func TestRawDoorArguments(t *testing.T) {
 		if sent != tc.sent || got != tc.error {
 			t.Errorf("%s %v: sent %q, error %q; want sent %q, error %q", tc.tool, tc.args, sent, got, tc.sent, tc.error)
 		}
+	}
+}
+
+// TestListingAgreesWithCheck: found by attacking the listing. What tools/list
+// and gitea_find_operations show was judged without arguments, so an
+// operation whose permission follows from its body (repoEditPullRequest's
+// state, a review's event, issueEditIssue's state) was hidden from a profile
+// the policy lets call it (the reconciler could not find how to close a pull
+// request, an approver how to approve); an operation that names no single
+// repository was shown to a profile limited to repositories, which refuses
+// every call of it; gitea_reconcile_already_landed_pr was listed to profiles
+// it refuses (not of the reconciler's shape); and gitea_get_profile, the
+// guide and gitea_resolve_task_capability described as allowed what a
+// forbidden entry or the reconciler's shape denies.
+func TestListingAgreesWithCheck(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [
+		{"profile_name": "approver", "allowed_operations": ["read", "approve"]},
+		{"profile_name": "closer", "allowed_operations": ["read", "gitea.issue.close"]},
+		{"profile_name": "demo-only", "repositories": ["alice/demo"], "allowed_operations": ["read", "gitea.issue.comment"]},
+		{"profile_name": "contradiction", "allowed_operations": ["read", "merge", "gitea.issue.comment"], "forbidden_operations": ["merge"]}]}`), 0o600)
+	params := map[string]string{"owner": "alice", "repo": "demo", "index": "1", "id": "1"}
+	ops := docOps(t)
+	tests := []struct {
+		profile, name string         // name: an operationId or a hand-written tool
+		args          map[string]any // for an operation: arguments the policy allows, or nil: it refuses every call
+		want          bool
+	}{
+		{"prgs-reconciler", "repoEditPullRequest", map[string]any{"body": map[string]any{"state": "closed"}}, true},
+		{"prgs-reconciler", "gitea_edit_pr", nil, true},
+		{"approver", "repoCreatePullReview", map[string]any{"body": map[string]any{"event": "APPROVED"}}, true},
+		{"approver", "repoSubmitPullReview", map[string]any{"body": map[string]any{"event": "APPROVED"}}, true},
+		{"approver", "gitea_review_pr", nil, true},
+		{"closer", "issueEditIssue", map[string]any{"body": map[string]any{"state": "closed"}}, true},
+		{"gitea-author", "repoEditPullRequest", map[string]any{"body": map[string]any{"title": "t"}}, true},
+		{"gitea-merger", "repoEditPullRequest", nil, false},
+		{"demo-only", "repoGet", map[string]any{}, true},
+		{"demo-only", "issueCreateComment", map[string]any{"body": map[string]any{"body": "hi"}}, true},
+		{"demo-only", "repoSearch", nil, false},
+		{"demo-only", "issueSearchIssues", nil, false},
+		{"demo-only", "issueGetCommentsAndTimeline", nil, false},
+		{"demo-only", "listForks", nil, false},
+		{"prgs-reconciler", "gitea_reconcile_already_landed_pr", nil, true},
+		{"gitea-owner", "gitea_reconcile_already_landed_pr", nil, false},
+		{"contradiction", "gitea_merge_pr", nil, false},
+		{"contradiction", "repoMergePullRequest", nil, false},
+	}
+	servers := map[string]*server{}
+	for _, tt := range tests {
+		s := servers[tt.profile]
+		if s == nil {
+			s = testServer(t, map[string]string{"GITEA_MCP_PROFILE": tt.profile, "GITEA_MCP_CONFIG": config, "GITEA_TOKEN": "t", "GITEA_MCP_TOOLS": "all"})
+			servers[tt.profile] = s
+		}
+		if op, ok := ops[tt.name]; ok {
+			prof, _ := s.exec.active(context.Background())
+			args := tt.args
+			if args == nil {
+				args = map[string]any{}
+			}
+			if d := decide(prof, "alice", op.ID, op, args, params); d.Allowed != (tt.args != nil) {
+				t.Errorf("%s %s: the policy says %v (%s); the case says %v", tt.profile, tt.name, d.Allowed, d.Reason, tt.args != nil)
+			}
+			found := slices.ContainsFunc(s.rank(tt.name), func(h hit) bool { return h.op.ID == tt.name })
+			if found != tt.want {
+				t.Errorf("%s: gitea_find_operations finds %s: %v, want %v", tt.profile, tt.name, found, tt.want)
+			}
+		}
+		if listed := slices.ContainsFunc(s.visible(), func(x *tool) bool { return x.name == tt.name }); listed != tt.want {
+			t.Errorf("%s: tools/list shows %s: %v, want %v", tt.profile, tt.name, listed, tt.want)
+		}
+	}
+	ctx := context.Background()
+	res, _ := fakeCall(t, ctx, servers["contradiction"], "gitea_get_profile", nil)
+	if allowed := str(get(res, "data.allowed_operations")); strings.Contains(allowed, "gitea.pr.merge") {
+		t.Errorf("gitea_get_profile of a profile forbidding merge says it is allowed: %s", allowed)
+	}
+	res, _ = fakeCall(t, ctx, servers["contradiction"], "gitea_get_operator_guide", nil)
+	if may, _, _ := strings.Cut(str(get(res, "data.guide")), "It may not"); strings.Contains(may, "gitea.pr.merge") {
+		t.Errorf("the guide of a profile forbidding merge says it may merge: %s", may)
+	}
+	res, _ = fakeCall(t, ctx, servers["gitea-owner"], "gitea_resolve_task_capability", map[string]any{"task": "reconcile_already_landed_pr"})
+	if get(res, "data.allowed") != false || str(get(res, "data.reference_profiles_with_it")) != "[prgs-reconciler]" {
+		t.Errorf("reconcile_already_landed_pr for gitea-owner, which gitea_reconcile_already_landed_pr refuses: %v", res["data"])
 	}
 }
