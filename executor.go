@@ -763,7 +763,7 @@ func (x *executor) mayUse(perm string) bool {
 	perms := []string{perm}
 	for _, r := range argRules {
 		if r.values[""] == perm {
-			perms = slices.Collect(maps.Values(r.values))
+			perms = slices.Sorted(maps.Values(r.values))
 		}
 	}
 	return anyPermitted(prof, perms)

@@ -464,7 +464,7 @@ func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
 func callPermissions(op opInfo) []string {
 	for _, r := range argRules {
 		if slices.Contains(r.ids, op.ID) {
-			return slices.Collect(maps.Values(r.values))
+			return slices.Sorted(maps.Values(r.values))
 		}
 	}
 	perm, _ := resolvePermission(op, nil)
