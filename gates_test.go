@@ -374,6 +374,9 @@ func TestReconcileGates(t *testing.T) {
 			liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
 		{"head moved since the proof", "prgs-reconciler", landed(0, fakePR("alice", "open", otherSHA, true)), "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
+		// The base changed between the proof and the close: the proof was about another branch.
+		{"base changed since the proof", "prgs-reconciler", landed(0, with(fakePR("alice", "open", headSHA, true), "base", map[string]any{"ref": "release"})),
+			"gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
 		{"closed since the proof", "prgs-reconciler", landed(0, fakePR("alice", "closed", headSHA, true)), "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
 		{"not open", "prgs-reconciler", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "closed", headSHA, true)) }, "gitea_reconcile_already_landed_pr", args,

@@ -320,7 +320,9 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &again); env.Error != nil {
 		return stop("read the pull request again", env)
 	}
-	gates = append(gates, gate{"head unchanged since the proof", again.Head.SHA == pr.Head.SHA && again.State == "open", "live head " + again.Head.SHA})
+	// The base too: a proof about one branch says nothing of another.
+	gates = append(gates, gate{"head unchanged since the proof", again.Head.SHA == pr.Head.SHA && again.State == "open" && again.Base.Ref == pr.Base.Ref,
+		"live head " + again.Head.SHA + " into " + again.Base.Ref})
 	if !passed(gates) {
 		return refuse(gates)
 	}
