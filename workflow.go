@@ -29,6 +29,13 @@ func writeFile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	refuse := func(gates []gate) {
 		s.refuseGates(ctx, tool, action, "repoUpdateFile", with(loc, "body", map[string]any{"branch": args["branch"]}), gates)
 	}
+	for _, k := range []string{"path", "branch"} { // what every answer shows of them must be what was written
+		if v, _ := args[k].(string); hasHidden(v) {
+			msg := fmt.Sprintf("%s %q holds hidden characters (zero-width, bidirectional or tag characters), which every answer removes: what was written would not be what is reported; nothing was written", k, v)
+			refuse([]gate{{"no hidden characters", false, msg}})
+			return errorResult("invalid_arguments", msg)
+		}
+	}
 	if sha == "" {
 		var cur struct {
 			File *struct {
@@ -72,6 +79,12 @@ func writeFile(ctx context.Context, s *server, _ *session, args map[string]any) 
 			"commit_sha": written.Commit.SHA, "created": opID == "repoCreateFile"}
 	}
 	return envelopeResult(env)
+}
+
+// hasHidden reports whether the result pipeline would remove characters of s.
+func hasHidden(s string) bool {
+	_, n := stripHidden(s)
+	return n > 0
 }
 
 // pullRequest is what the workflow reads of a pull request.
