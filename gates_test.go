@@ -435,6 +435,10 @@ func TestWriteFileGates(t *testing.T) {
 		{"not a file", "gitea-author", func(f *scriptedGitea) {
 			base(f).json(ext, map[string]any{"file_contents": map[string]any{"sha": "d", "type": "dir"}})
 		}, "gitea_write_file", args(), liveGot{IsError: true, Kind: "invalid_arguments", Sent: []string{"GET " + ext}}},
+		{"hidden character in the path", "gitea-author", func(f *scriptedGitea) { base(f) }, "gitea_write_file", args("path", "a\u200b.txt"),
+			liveGot{IsError: true, Kind: "invalid_arguments", NoWho: true}},
+		{"hidden character in the branch", "gitea-author", func(f *scriptedGitea) { base(f) }, "gitea_write_file", args("branch", "dev\u2066"),
+			liveGot{IsError: true, Kind: "invalid_arguments", NoWho: true}},
 		{"file unreadable", "gitea-author", func(f *scriptedGitea) { base(f).on("GET", ext, 500, `{"message":"boom"}`) }, "gitea_write_file", args(),
 			liveGot{IsError: true, Kind: "server_error", Sent: []string{"GET " + ext}}},
 		{"profile without commit", "gitea-reviewer", func(f *scriptedGitea) { base(f) }, "gitea_write_file", args(),
