@@ -384,15 +384,13 @@ func (a *auditLog) close() error {
 	return a.f.Close()
 }
 
-// audited writes one audit line with the active profile and the caller's
-// identity. Every mutation attempt goes through here: the executor's
-// decisions (record) and the refusals before it (refuse). A failure to write
-// is reported on stderr; later mutations then stop (infra_stop).
+// audited writes one audit line with the caller's identity; e names the
+// profile that decided (a switch since must not rename it). Every mutation
+// attempt goes through here: the executor's decisions (record) and the
+// refusals before it (refuse). A failure to write is reported on stderr;
+// later mutations then stop (infra_stop).
 func (x *executor) audited(ctx context.Context, e auditEntry) {
-	prof, c := x.active(ctx)
-	if prof != nil {
-		e.Profile, e.AuditLabel = prof.Name, prof.AuditLabel
-	}
+	_, c := x.active(ctx)
 	c.mu.Lock()
 	e.Sudo = c.sudo
 	if e.Login == "" {
@@ -419,6 +417,9 @@ type refusal struct {
 // refuse audits a refused mutation; a refused read is not audited.
 func (x *executor) refuse(ctx context.Context, r refusal) {
 	e := auditEntry{Tool: r.tool, Action: r.action, Method: strings.ToUpper(r.method), Path: r.path, Decision: "denied", Rule: r.rule, Reason: r.reason}
+	if prof, _ := x.active(ctx); prof != nil {
+		e.Profile, e.AuditLabel = prof.Name, prof.AuditLabel
+	}
 	if r.op != nil {
 		perm, _ := resolvePermission(opInfo{ID: r.op.ID, Method: r.op.Method, Route: r.op.Route}, r.args)
 		if perm == permRead {

@@ -651,3 +651,36 @@ func TestAuditHugeArguments(t *testing.T) {
 	}
 	a.close()
 }
+
+// TestAuditProfileOfDecision: found by attacking runtime switching. An
+// allowed mutation's audit line is written once Gitea has answered, and it
+// named the profile active at that moment rather than the one that decided:
+// a gitea_activate_profile while the request was in flight logged a merge
+// decided under gitea-merger as gitea-owner's.
+func TestAuditProfileOfDecision(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config, path := filepath.Join(dir, "profiles.json"), filepath.Join(dir, "audit.log")
+	os.WriteFile(config, []byte(`{"allow_runtime_switching": true}`), 0o600)
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": "tok", "GITEA_MCP_PROFILE": "gitea-merger",
+		"GITEA_MCP_CONFIG": config, "GITEA_AUDIT_LOG": path})
+	x, ctx := s.exec, context.Background()
+	prof, c := x.active(ctx)
+	d := decision{Allowed: true, Tool: "repoMergePullRequest", Operation: "repoMergePullRequest", RequiredPermission: permMerge,
+		Profile: prof.Name, Identity: "carol"}
+	e := auditEntryFor(d, prof, c.sudo, "POST", "/repos/alice/demo/pulls/1/merge", 200)
+	x.activate(x.profiles.profiles["gitea-owner"], "tok") // the switch, while the merge was in flight
+	x.audited(ctx, e)
+	x.audit.close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got auditEntry
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Profile != "gitea-merger" || got.AuditLabel != "gitea-merger" {
+		t.Errorf("the merge decided under gitea-merger is logged as profile %q, audit label %q", got.Profile, got.AuditLabel)
+	}
+}
