@@ -235,7 +235,8 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 	gates = append(gates, gate{"head is still head_sha", pr.Head.SHA == headSHA, "live head " + pr.Head.SHA})
 	if files, ok := args["expected_changed_files"].([]any); ok && passed(gates) {
 		var got, want []string
-		altered := false          // a name the result pipeline changed is not Gitea's: it cannot be compared
+		// A name the result pipeline changed is not Gitea's: it cannot be compared.
+		altered := false
 		for page := 1; ; page++ { // every page: Gitea caps how many one answer holds
 			var changed []struct {
 				Filename string `json:"filename"`
