@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -297,5 +298,44 @@ func TestE2EMergeFilesHidden(t *testing.T) {
 	}
 	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil); err != nil || !strings.Contains(string(data), `"merged":false`) {
 		t.Errorf("the pull request was merged: %v %.200s", err, data)
+	}
+}
+
+// TestE2EReconcileHiddenBase: found by attacking the workflow gates with
+// content. The reconciler read the base branch by its name as the result
+// pipeline delivers it, hidden characters removed: a pull request into
+// "ma<U+200B>in", whose head had landed in main only, was proven "contained
+// in main" and closed. Now the branch read must be at the pull request's own
+// base commit; the pull request stays open.
+func TestE2EReconcileHiddenBase(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "zwbase", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branches", map[string]any{"new_branch_name": "ma\u200bin", "old_branch_name": "main"}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic",
+		"files": []map[string]string{{"operation": "create", "path": "t.txt", "content": base64.StdEncoding.EncodeToString([]byte("t\n"))}}}, http.StatusCreated, nil)
+	var pr, landed struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "ma\u200bin", "title": "topic"}, http.StatusCreated, &pr)
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "topic into main"}, http.StatusCreated, &landed)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	for i := 0; ; i++ { // the head lands in main, not in the other base
+		st, _, _, _ := g.api("alice", "POST", fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, landed.Number), map[string]any{"Do": "merge"})
+		if st == http.StatusOK {
+			break
+		} else if i == 50 {
+			t.Fatalf("merging into main: %d", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=prgs-reconciler")
+	res, isErr := c.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number})
+	if !isErr || get(res, "data.closed") != false || !strings.Contains(str(get(res, "data.gates")), "gate:head already in base passed:false") {
+		t.Errorf("reconcile of a pull request into ma<U+200B>in: %v", res)
+	}
+	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil); err != nil || !strings.Contains(string(data), `"state":"open"`) {
+		t.Errorf("the pull request was closed: %v %.200s", err, data)
 	}
 }

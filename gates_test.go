@@ -31,7 +31,7 @@ const (
 // fakePR is a pull request as Gitea answers it; mergeable nil is unknown.
 func fakePR(author, state, head string, mergeable any) map[string]any {
 	return map[string]any{"number": 1, "state": state, "merged": false, "mergeable": mergeable,
-		"user": map[string]any{"login": author}, "head": map[string]any{"sha": head}, "base": map[string]any{"ref": "main"}}
+		"user": map[string]any{"login": author}, "head": map[string]any{"sha": head}, "base": map[string]any{"ref": "main", "sha": baseSHA}}
 }
 
 // liveGot is what a live-check or gate test compares: the outcome, the
@@ -372,6 +372,10 @@ func TestReconcileGates(t *testing.T) {
 		{"landed", "prgs-reconciler", landed(0), "gitea_reconcile_already_landed_pr", args, liveGot{Sent: closed}},
 		{"head not in base", "prgs-reconciler", landed(2), "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
+		{"base read under another name", "prgs-reconciler", func(f *scriptedGitea) { // base "ma<U+200B>in", read as main
+			landed(0)(f)
+			f.json(prPath, with(fakePR("alice", "open", headSHA, true), "base", map[string]any{"ref": "main", "sha": otherSHA}))
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
 		{"head moved since the proof", "prgs-reconciler", landed(0, fakePR("alice", "open", otherSHA, true)), "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
 		// The base changed between the proof and the close: the proof was about another branch.

@@ -98,6 +98,7 @@ type pullRequest struct {
 	} `json:"head"`
 	Base struct {
 		Ref string `json:"ref"`
+		SHA string `json:"sha"` // the base branch's head
 	} `json:"base"`
 	MergeCommitSHA *string `json:"merge_commit_sha"`
 }
@@ -324,9 +325,14 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	if env := s.step(ctx, tool, "", "repoCompareDiff", with(repoOf(args), "basehead", basehead), &cmp); env.Error != nil {
 		return stop("compare head and base", env)
 	}
-	landed := cmp.TotalCommits != nil && *cmp.TotalCommits == 0 && baseSHA != "" && pr.Head.SHA != ""
+	// The branch was read by its name as the pipeline delivered it, hidden
+	// characters removed: its head must be the pull request's own base.
+	landed := cmp.TotalCommits != nil && *cmp.TotalCommits == 0 && baseSHA != "" && pr.Head.SHA != "" && baseSHA == pr.Base.SHA
 	proof := fmt.Sprintf("head %s is an ancestor of %s at %s: comparing %s finds no commit outside the base", pr.Head.SHA, pr.Base.Ref, baseSHA, basehead)
-	if !landed {
+	switch {
+	case baseSHA != pr.Base.SHA:
+		proof = fmt.Sprintf("the branch read as %q is at %s, the pull request's base at %q: not the same branch, or it moved", pr.Base.Ref, baseSHA, pr.Base.SHA)
+	case !landed:
 		proof = fmt.Sprintf("comparing %s finds commits of the head outside %s, or Gitea did not say", basehead, pr.Base.Ref)
 	}
 	gates = append(gates, gate{"head already in base", landed, proof})
