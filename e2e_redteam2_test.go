@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestE2EWriteFileHiddenPath: found by attacking gitea_write_file with file
@@ -33,5 +34,56 @@ func TestE2EWriteFileHiddenPath(t *testing.T) {
 		if status, _, _, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/contents/%s?ref=topic", repo, url.PathEscape(path)), nil); err != nil || status != http.StatusNotFound {
 			t.Errorf("%q on topic: status %d, %v; want 404 (nothing written)", path, status, err)
 		}
+	}
+}
+
+// TestE2EScheduledMergeUnpinned: found by attacking the merge's head pin.
+// Gitea ignores head_commit_id when merge_when_checks_succeed is true: the
+// merge is scheduled, and when the checks pass it merges whatever head the
+// pull request has then. A merger that pinned the head it reviewed had the
+// author's later commit merged under its name. Now such a request is
+// refused: the pin it asks for cannot hold.
+func TestE2EScheduledMergeUnpinned(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "automerge", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "enable_status_check": true,
+		"status_check_contexts": []string{"ci"}}, http.StatusCreated, nil)
+	var c1 struct{ Commit struct{ SHA string } }
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "reviewed",
+		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": "cmV2aWV3ZWQK"}}}, http.StatusCreated, &c1)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "reviewed change"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger", "GITEA_MCP_TOOLS=repoMergePullRequest")
+	res, isErr := c.callTool("repoMergePullRequest", map[string]any{"owner": owner, "repo": name, "index": pr.Number,
+		"body": map[string]any{"do": "merge", "head_commit_id": c1.Commit.SHA, "merge_when_checks_succeed": true, "delete_branch_after_merge": false}})
+	if !isErr || str(get(res, "error.kind")) != "permission_denied" || !strings.Contains(str(get(res, "error.message")), "ignores head_commit_id") {
+		t.Errorf("scheduled merge pinned to %s: not refused: %v", c1.Commit.SHA, res)
+	}
+	// What the refusal prevents: the author pushes after the review, the checks pass, the head merged is the new one.
+	var c2 struct{ Commit struct{ SHA string } }
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
+		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
+	s.call("alice", "POST", "/repos/"+repo+"/statuses/"+c2.Commit.SHA, map[string]string{"state": "success", "context": "ci"}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	var got struct {
+		Merged bool
+		Head   struct{ SHA string }
+	}
+	for range 20 {
+		time.Sleep(250 * time.Millisecond)
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &got)
+		if got.Merged || s.err != nil {
+			break
+		}
+	}
+	if got.Merged {
+		t.Errorf("the pull request was merged at %s, a head pushed after the one pinned (%s)", got.Head.SHA, c1.Commit.SHA)
 	}
 }

@@ -310,7 +310,8 @@ type livePR struct {
 	} `json:"head"`
 }
 
-// liveEffects judges what a write does by Gitea's live state: a write landing
+// liveEffects judges what a write does by Gitea's live state (and refuses a
+// scheduled merge pinned to a head, a pin Gitea drops): a write landing
 // on a default branch also needs gitea.pr.merge unless the profile sets
 // allow_default_branch_writes; a merge that deletes its head branch (asked, or
 // by the repository's default) needs gitea.branch.delete; updating a pull
@@ -321,6 +322,9 @@ type livePR struct {
 // them, nor one its commits' messages reference. It returns the permission
 // and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
+	if body, _ := args["body"].(map[string]any); op.ID == "repoMergePullRequest" && body["merge_when_checks_succeed"] == true && nonEmpty(body["head_commit_id"]) {
+		return "", "merge_when_checks_succeed: true schedules the merge, and Gitea ignores head_commit_id for a scheduled merge: it merges whatever head the pull request has when its checks pass, commits pushed after the review included; merge without merge_when_checks_succeed to keep the head pinned"
+	}
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		body, _ := args["body"].(map[string]any)
 		src, _ := body["clone_addr"].(string)

@@ -159,6 +159,14 @@ func TestLiveChecks(t *testing.T) {
 			liveGot{Sent: []string{getPR, getRepo, "POST " + prPath + "/merge"}}},
 		{"merge keeping the head branch", "gitea-merger", pr("alice"), "gitea_call_operation", mergeDeleting(false),
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
+		{"scheduled merge pinned to a head", "gitea-merger", pr("alice"), "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
+			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "head_commit_id": headSHA,
+				"merge_when_checks_succeed": true, "delete_branch_after_merge": false}}}, denied(permMerge, "merge_when_checks_succeed: true schedules the merge, "+
+			"and Gitea ignores head_commit_id for a scheduled merge: it merges whatever head the pull request has when its checks pass, commits pushed after the review included; "+
+			"merge without merge_when_checks_succeed to keep the head pinned", getPR)},
+		{"scheduled merge without a pin", "gitea-merger", pr("alice"), "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
+			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "merge_when_checks_succeed": true,
+				"delete_branch_after_merge": false}}}, liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
 		{"merge deleting the head branch by default", "gitea-merger", func(f *scriptedGitea) {
 			pr("alice")(f)
 			f.json(repoPath, map[string]any{"default_delete_branch_after_merge": true})
