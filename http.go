@@ -170,7 +170,7 @@ type httpTransport struct {
 	srv   *server
 	cfg   *httpConfig
 	oauth *oauthServer  // OAuth mode; nil otherwise
-	limit int           // most sessions kept; the least recently used idle one makes room
+	limit int           // most sessions kept; an idle one of whoever holds the most makes room
 	idle  time.Duration // an idle session ends after this long
 	read  time.Duration // a request's headers and body must arrive within this
 	slots chan struct{} // one per request in flight, all sessions together
@@ -562,19 +562,27 @@ func (t *httpTransport) session(w http.ResponseWriter, r *http.Request) *httpSes
 }
 
 // create starts an active session of owner after ending the expired ones;
-// when the limit is reached it ends the least recently used idle session, or
-// returns nil when every session is busy.
+// when the limit is reached it ends an idle session of whoever holds the
+// most, or returns nil when every session is busy.
 func (t *httpTransport) create(owner string) *httpSession {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	held := map[string]int{} // sessions per owner
+	for _, hs := range t.sessions {
+		if hs.active == 0 && now.Sub(hs.last) > t.idle {
+			t.endLocked(hs)
+		} else {
+			held[hs.owner]++
+		}
+	}
+	// The session to end when full: an idle one of the owner who holds the
+	// most, the least recently used of theirs, so that one user filling the
+	// table ends their own sessions before anyone else's.
 	var lru *httpSession
 	for _, hs := range t.sessions {
-		switch {
-		case hs.active > 0:
-		case now.Sub(hs.last) > t.idle:
-			t.endLocked(hs)
-		case lru == nil || hs.last.Before(lru.last):
+		if hs.active == 0 && (lru == nil || held[hs.owner] > held[lru.owner] ||
+			held[hs.owner] == held[lru.owner] && hs.last.Before(lru.last)) {
 			lru = hs
 		}
 	}

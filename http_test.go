@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -522,6 +523,52 @@ func TestHTTPSessionLimits(t *testing.T) {
 		t.Fatal("an idle session did not expire")
 	}
 }
+
+// TestHTTPSessionsFair checks that a full session table makes room by
+// ending an idle session of whoever holds the most, not the least recently
+// used of all: one user opening sessions cannot push out another's.
+func TestHTTPSessionsFair(t *testing.T) {
+	t.Parallel()
+	tr := newTestTransport(t, nil)
+	tr.limit = 3
+	start, n := time.Now(), 0
+	open := func(owner string) string {
+		hs := tr.create(owner)
+		if hs == nil {
+			t.Fatalf("no session for %s", owner)
+		}
+		tr.release(hs)
+		n++
+		tr.mu.Lock()
+		hs.last = start.Add(time.Duration(n) * time.Second) // used in order of creation
+		tr.mu.Unlock()
+		return owner + ":" + hs.id
+	}
+	kept := func() []string {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		var out []string
+		for id, hs := range tr.sessions {
+			out = append(out, hs.owner+":"+id)
+		}
+		slices.Sort(out)
+		return out
+	}
+	bob := open("bob") // the least recently used of all
+	open("alice")
+	a2 := open("alice")
+	a3 := open("alice") // alice holds 2 of 3: her oldest makes room
+	if diff := cmp.Diff(sorted(bob, a2, a3), kept()); diff != "" {
+		t.Errorf("alice's third session: mismatch (-want +got):\n%s", diff)
+	}
+	bob2 := open("bob") // alice still holds the most
+	if diff := cmp.Diff(sorted(bob, a3, bob2), kept()); diff != "" {
+		t.Errorf("bob's second session: mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// sorted returns ss sorted.
+func sorted(ss ...string) []string { return slices.Sorted(slices.Values(ss)) }
 
 // TestHTTPClientDisconnect shows that the request's context reaches Gitea:
 // a client that gives up cancels the Gitea call in flight.
