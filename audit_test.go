@@ -149,6 +149,8 @@ func TestVerifyAudit(t *testing.T) {
 			{"first line deleted", join(lines[1:]...), k, nil, 0, map[bool]string{false: "line 1: prev is not 64 zeros", true: "line 1: mac does not match"}[keyed]},
 			{"middle line deleted", join(lines[0], lines[1], lines[3], lines[4]), k, nil, 2, map[bool]string{false: "line 3: prev is not the mac of line 2", true: "line 3: mac does not match"}[keyed]},
 			{"line inserted", join(lines[0], lines[1], lines[1], lines[2]), k, nil, 2, map[bool]string{false: "line 3: prev is not the mac of line 2", true: "line 3: mac does not match"}[keyed]},
+			{"two lines swapped", join(lines[0], lines[2], lines[1], lines[3], lines[4]), k, nil, 1, map[bool]string{false: "line 2: prev is not the mac of line 1", true: "line 2: mac does not match"}[keyed]},
+			{"tail dropped, no head: not seen", join(lines[:3]...), k, nil, 3, ""}, // why the head is kept elsewhere
 			{"recomputed without the key, with the head", join(unkeyed...), k, &head, map[bool]int{false: 5, true: 0}[keyed], map[bool]string{false: "line 5: its mac is not the head's", true: "line 1: mac does not match"}[keyed]},
 			{"not json", join(lines[0], "hello\n"), k, nil, 1, "line 2: does not end with its mac"},
 			{"not json, with a mac", join(lines[0], `{"x":`+lines[1][len(lines[1])-auditMACLen-1:]), k, nil, 1, "line 2: not a json object"},
