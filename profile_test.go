@@ -793,3 +793,21 @@ func TestPermitted(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileLookalikes: operation names spelled with Unicode lookalikes (a
+// Cyrillic е, a Kelvin sign, a fullwidth dot, a trailing zero-width space)
+// never normalize: allowed, they grant nothing; forbidden, they deny
+// everything. Tried while attacking the profile file; nothing widened.
+func TestProfileLookalikes(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"gitea.pr.m\u0435rge", "gitea.pr.merge\u200b", "gitea\uff0epr.merge", "\u212aitea.pr.merge", "GITEA.PR.MERGE", "gitea.pr.merge "} {
+		file := fmt.Sprintf(`{"profiles": [{"profile_name": "a", "allowed_operations": ["read", %q]}, {"profile_name": "f", "allowed_operations": ["read", "merge"], "forbidden_operations": [%q]}]}`, name, name)
+		cfg, err := parseProfiles([]byte(file))
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if a, f := cfg.profiles["a"], cfg.profiles["f"]; a.grants(permMerge) || f.grants(permMerge) || f.grants(permRead) {
+			t.Errorf("%q: allowed grants merge %v; forbidden leaves merge %v, read %v", name, a.grants(permMerge), f.grants(permMerge), f.grants(permRead))
+		}
+	}
+}
