@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +87,45 @@ func TestE2EScheduledMergeUnpinned(t *testing.T) {
 	}
 	if got.Merged {
 		t.Errorf("the pull request was merged at %s, a head pushed after the one pinned (%s)", got.Head.SHA, c1.Commit.SHA)
+	}
+}
+
+// TestE2ESwitchingKeepsSeparation: tried while attacking runtime switching,
+// nothing found; kept as a guard. An author who switches to a merger
+// profile with the same token is still the author: gitea_merge_pr refuses
+// and nothing is merged; a merger profile naming another
+// authenticated_username than its token's login mutates nothing.
+func TestE2ESwitchingKeepsSeparation(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "switch", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "mine",
+		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": "bWluZQo="}}}, http.StatusCreated, nil)
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "mine"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"allow_runtime_switching": true, "profiles": [
+		{"profile_name": "bob-merges", "allowed_operations": ["gitea.read", "gitea.pr.merge"]},
+		{"profile_name": "carol-merges", "authenticated_username": "carol", "allowed_operations": ["gitea.read", "gitea.pr.merge"]}]}`), 0o600)
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_CONFIG="+config)
+	merge := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "confirm": fmt.Sprintf("MERGE PR %d", pr.Number)}
+	for _, to := range []string{"bob-merges", "carol-merges"} {
+		if res, isErr := c.callTool("gitea_activate_profile", map[string]any{"profile": to}); isErr || str(get(res, "data.login")) != "bob" {
+			t.Fatalf("activate %s: %v", to, res)
+		}
+		res, isErr := c.callTool("gitea_merge_pr", merge)
+		if !isErr || get(res, "data.merged") == true {
+			t.Errorf("%s: bob merged his own pull request: %v", to, res)
+		}
+	}
+	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil); err != nil || !strings.Contains(string(data), `"merged":false`) {
+		t.Errorf("the pull request was merged: %v %.200s", err, data)
 	}
 }
