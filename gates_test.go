@@ -324,6 +324,13 @@ func TestMergeGates(t *testing.T) {
 			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
 		{"expected files match only as redacted", "gitea-merger", files1("x" + fakeToken), "gitea_merge_pr", args("expected_changed_files", []any{"x[REDACTED]"}),
 			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
+		// A fault: every page has a file, so the list has no end in the pages read; the gate
+		// decided on the first 100 and merged, the files after them unseen.
+		{"changed files without an end", "gitea-merger", func(f *scriptedGitea) {
+			open("alice", headSHA, true)(f)
+			f.json(prPath+"/files", []any{map[string]any{"filename": "a.go"}})
+		}, "gitea_merge_pr", args("expected_changed_files", slices.Repeat([]any{"a.go"}, 100)),
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append([]string{getPR}, slices.Repeat([]string{files}, 100)...)}},
 		{"changed files unreadable", "gitea-merger", func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/files", 500, `{"message":"boom"}`)
 		}, "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}), liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR, files}}},
