@@ -150,6 +150,7 @@ func TestE2EContextEconomy(t *testing.T) {
 	args := func(kv ...any) map[string]any { return with(at, kv...) }
 
 	var newPR int
+	var newHead any // the head commit of newPR, which the approval names
 	tasks := []struct {
 		name string
 		run  func(m *economyMeter)
@@ -175,15 +176,15 @@ func TestE2EContextEconomy(t *testing.T) {
 			bob := m.session(t, &g, "bob", "gitea-owner")
 			bob.find("create a branch and a pull request", "repoCreateBranch", "repoCreatePullRequest")
 			bob.op("repoCreateBranch", args("body", map[string]any{"new_branch_name": "bob/comma", "old_ref_name": "main"}))
-			bob.call("gitea_write_file", args("path", "src/greet.go", "branch", "bob/comma", "message", "Add the comma",
-				"text", "package main\n\nfunc greet(name string) string { return \"hello, \" + name + \"!\" }\n"))
+			newHead = get(bob.call("gitea_write_file", args("path", "src/greet.go", "branch", "bob/comma", "message", "Add the comma",
+				"text", "package main\n\nfunc greet(name string) string { return \"hello, \" + name + \"!\" }\n")), "data.commit_sha")
 			res := bob.op("repoCreatePullRequest", args("body", map[string]any{"head": "bob/comma", "base": "main", "title": "Add the comma", "body": "Fixes the greeting."}))
 			n, _ := get(res, "data.number").(json.Number).Int64()
 			newPR = int(n)
 		}},
 		{"review as one identity, merge as another", func(m *economyMeter) {
 			carol := m.session(t, &g, "carol", "gitea-reviewer")
-			carol.call("gitea_review_pr", args("index", newPR, "event", "APPROVED", "body", "Looks right."))
+			carol.call("gitea_review_pr", args("index", newPR, "event", "APPROVED", "commit_id", newHead, "body", "Looks right."))
 			alice := m.session(t, &g, "alice", "gitea-merger")
 			waitGiteaMergeable(t, &g, newPR) // Gitea checks mergeability in the background; not counted
 			elig := alice.call("gitea_check_pr_eligibility", args("index", newPR, "action", "merge"))

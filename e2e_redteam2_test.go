@@ -129,3 +129,43 @@ func TestE2ESwitchingKeepsSeparation(t *testing.T) {
 		t.Errorf("the pull request was merged: %v %.200s", err, data)
 	}
 }
+
+// TestE2EApprovalPinned: found by attacking the review workflow's timing.
+// gitea_review_pr APPROVED without commit_id approved whatever head the pull
+// request had when Gitea got it: the author pushed after the reviewer read
+// the head, and the approval, recorded on the new head and not stale,
+// counted for code the reviewer never saw. An approval now names the commit
+// reviewed (commit_id, the head_sha of gitea_check_pr_eligibility); Gitea
+// marks it stale when the head has moved since.
+func TestE2EApprovalPinned(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "approve", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	var c1, c2 struct{ Commit struct{ SHA string } }
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "reviewed",
+		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": "cmV2aWV3ZWQK"}}}, http.StatusCreated, &c1)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "reviewed change"}, http.StatusCreated, &pr)
+	// The reviewer has read c1; the author pushes c2.
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
+		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	args := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "event": "APPROVED", "body": "lgtm"}
+	res, isErr := c.callTool("gitea_review_pr", args)
+	if !isErr || str(get(res, "error.kind")) != "invalid_arguments" || !strings.Contains(str(get(res, "error.message")), "commit_id") {
+		t.Errorf("approval without commit_id: not refused: %v", res)
+	}
+	var reviews []struct{ State string }
+	s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), nil, http.StatusOK, &reviews)
+	if len(reviews) != 0 {
+		t.Errorf("reviews after the refusal: %v", reviews)
+	}
+	res, isErr = c.callTool("gitea_review_pr", with(args, "commit_id", c1.Commit.SHA))
+	if isErr || get(res, "data.stale") != true || str(get(res, "data.commit_id")) != c1.Commit.SHA {
+		t.Errorf("approval of %s, the head read before the push: want accepted and stale, got %v", c1.Commit.SHA, res)
+	}
+}

@@ -29,14 +29,14 @@ func TestE2EWorkflow(t *testing.T) {
 	owner, repo := ownerRepo(g)
 	t.Run("a reviewer approves another user's pull request", func(t *testing.T) {
 		c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
-		res, isErr := c.callTool("gitea_review_pr", map[string]any{"owner": owner, "repo": repo, "index": g.PR, "event": "APPROVED", "body": "looks right"})
+		res, isErr := c.callTool("gitea_review_pr", map[string]any{"owner": owner, "repo": repo, "index": g.PR, "event": "APPROVED", "commit_id": g.PRHeadSHA, "body": "looks right"})
 		if isErr || str(get(res, "data.state")) != "APPROVED" {
 			t.Errorf("approve: %v", res)
 		}
 	})
 	t.Run("the author cannot approve", func(t *testing.T) {
 		c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-reviewer")
-		res, isErr := c.callTool("gitea_review_pr", map[string]any{"owner": owner, "repo": repo, "index": g.PR, "event": "APPROVED"})
+		res, isErr := c.callTool("gitea_review_pr", map[string]any{"owner": owner, "repo": repo, "index": g.PR, "event": "APPROVED", "commit_id": g.PRHeadSHA})
 		if !isErr || str(get(res, "error.kind")) != "permission_denied" || !strings.Contains(str(get(res, "error.message")), "authored") {
 			t.Errorf("self-approval: %v", res)
 		}

@@ -106,7 +106,10 @@ func str0(v any) string {
 // TestLiveChecks covers every branch of executor.check that reads Gitea.
 func TestLiveChecks(t *testing.T) {
 	t.Parallel()
-	approve := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "APPROVED"}
+	approve := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "APPROVED", "commit_id": headSHA}
+	submit := func(commit string) map[string]any {
+		return map[string]any{"owner": "alice", "repo": "demo", "index": 1, "review_id": 7, "event": "APPROVED", "commit_id": commit}
+	}
 	merge := map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge"}}}
 	editIssue := func(body map[string]any) map[string]any {
 		return map[string]any{"operation": "issueEditIssue", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": body}}
@@ -143,6 +146,17 @@ func TestLiveChecks(t *testing.T) {
 	runLiveCases(t, []liveCase{
 		{"approve another's pull request", "gitea-reviewer", pr("alice"), "gitea_review_pr", approve,
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
+		{"approve without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_review_pr", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "APPROVED"},
+			liveGot{IsError: true, Kind: "invalid_arguments", NoWho: true}},
+		{"submit an approval of the live head", "gitea-reviewer", func(f *scriptedGitea) {
+			pr("alice")(f)
+			f.on("POST", prPath+"/reviews/7", 200, `{"id":7}`)
+		}, "gitea_submit_pr_review", submit(headSHA),
+			liveGot{Sent: []string{getPR, getPR, "POST " + prPath + "/reviews/7"}}},
+		{"submit an approval of a head since moved", "gitea-reviewer", pr("alice"), "gitea_submit_pr_review", submit(otherSHA),
+			liveGot{IsError: true, Blocked: []string{"head is still commit_id"}, Sent: []string{getPR}}},
+		{"submit an approval without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_submit_pr_review", submit(""),
+			liveGot{IsError: true, Kind: "invalid_arguments", NoWho: true}},
 		{"approve one's own pull request", "gitea-reviewer", pr("bob"), "gitea_review_pr", approve,
 			denied(permApprove, `"bob" authored this pull request and may not approve it; use a profile with another identity`, getPR)},
 		{"approve one's own pull request, author in other case", "gitea-reviewer", pr("BOB"), "gitea_review_pr", approve,

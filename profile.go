@@ -240,16 +240,10 @@ func (p *profile) grants(op string) bool {
 	return p.badForbidden == "" && !p.forbidden[op] && p.allowed[op]
 }
 
-// granted lists the canonical operations p grants, in order: its allowed
-// ones that no forbidden entry takes away.
+// granted lists the canonical operations p grants, sorted: its allowed ones
+// that no forbidden entry takes away.
 func (p *profile) granted() []string {
-	var out []string
-	for _, op := range canonicalOps {
-		if p.grants(op.name) {
-			out = append(out, op.name)
-		}
-	}
-	return out
+	return slices.DeleteFunc(sortedSet(p.allowed), func(op string) bool { return !p.grants(op) })
 }
 
 // warnings lists the allowed entries of p that cannot be normalized and so grant nothing.

@@ -577,12 +577,12 @@ func workflowTools() []*tool {
 			schema:      obj([]string{"index", "body"}, map[string]*Schema{"index": num, "body": str("comment text")})},
 		{name: "gitea_review_pr", perm: "gitea.pr.review", run: reviewPR,
 			description: "Review a pull request: APPROVED, REQUEST_CHANGES, COMMENT, or PENDING to start a review.",
-			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("commit reviewed"),
+			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED"),
 				"event": {Type: "string", Enum: []any{"APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING"}}})},
 		{name: "gitea_submit_pr_review", perm: "gitea.pr.review", run: submitPRReview,
 			description: "Submit a pending review with its verdict.",
 			schema: obj([]string{"index", "review_id", "event"}, map[string]*Schema{"index": num, "event": event,
-				"review_id": {Type: "integer"}, "body": str("review text")})},
+				"review_id": {Type: "integer"}, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED")})},
 		{name: "gitea_edit_pr", perm: "gitea.pr.create", run: editPR,
 			description: "Edit a pull request's title, body or base; state \"closed\" needs gitea.pr.close.",
 			schema: obj([]string{"index"}, map[string]*Schema{"index": num, "title": str(""), "body": str(""), "base": str("base branch"),
@@ -673,13 +673,53 @@ func createIssueComment(ctx context.Context, s *server, _ *session, args map[str
 
 func reviewPR(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	body := with(nil, "event", args["event"], "body", args["body"], "commit_id", args["commit_id"])
-	return envelopeResult(s.step(ctx, "gitea_review_pr", "review_pr", "repoCreatePullReview", with(target(args), "body", body), nil))
+	call := with(target(args), "body", body)
+	if r := s.pinApproval(ctx, "gitea_review_pr", "review_pr", "repoCreatePullReview", call, args, false); r != nil {
+		return r
+	}
+	return envelopeResult(s.step(ctx, "gitea_review_pr", "review_pr", "repoCreatePullReview", call, nil))
 }
 
 func submitPRReview(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	body := with(nil, "event", args["event"], "body", args["body"])
-	return envelopeResult(s.step(ctx, "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview",
-		with(target(args), "id", args["review_id"], "body", body), nil))
+	call := with(target(args), "id", args["review_id"], "body", body)
+	if r := s.pinApproval(ctx, "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview", call, args, true); r != nil {
+		return r
+	}
+	return envelopeResult(s.step(ctx, "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview", call, nil))
+}
+
+// pinApproval refuses an approval (args' event APPROVED; call is the
+// operation opID's arguments) that does not name the head commit reviewed:
+// Gitea approves whatever head the pull request has when the approval
+// arrives, commits pushed after the review included. Gitea marks a created
+// review stale when its commit_id is not the head; a submitted one it takes
+// at the head of the moment (live), so the head is read and must be
+// commit_id. It returns the result of a refusal, or nil.
+func (s *server) pinApproval(ctx context.Context, tool, action, opID string, call, args map[string]any, live bool) map[string]any {
+	commit, _ := args["commit_id"].(string)
+	if args["event"] != "APPROVED" {
+		return nil
+	}
+	if commit == "" {
+		msg := "an approval names the head commit reviewed (commit_id: the head_sha of gitea_check_pr_eligibility); without it Gitea approves whatever head the pull request has when the approval arrives; nothing was sent"
+		s.refuseGates(ctx, tool, action, opID, call, []gate{{"commit_id", false, msg}})
+		return errorResult("invalid_arguments", msg)
+	}
+	if !live {
+		return nil
+	}
+	var pr pullRequest
+	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &pr); env.Error != nil {
+		s.refuseGates(ctx, tool, action, opID, call, stopped("read the pull request", env))
+		return envelopeResult(env)
+	}
+	if pr.Head.SHA == commit {
+		return nil
+	}
+	gates := []gate{{"head is still commit_id", false, "live head " + pr.Head.SHA + ": Gitea approves the head it has when the review is submitted"}}
+	s.refuseGates(ctx, tool, action, opID, call, gates)
+	return jsonResult(map[string]any{"submitted": false, "gates": gates}, true)
 }
 
 func editPR(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
