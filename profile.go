@@ -184,6 +184,9 @@ func (p *profile) compile() error {
 	if !envName(p.TokenSourceName) { // never echo the value: it might be a pasted token
 		return fmt.Errorf("profile %q: token_source_name must name an environment variable (A-Z, 0-9, _)", p.Name)
 	}
+	if slices.Contains(serverSecrets, p.TokenSourceName) { // sent to Gitea in every request's Authorization header
+		return fmt.Errorf("profile %q: token_source_name %s holds a secret of this server, not a Gitea token", p.Name, p.TokenSourceName)
+	}
 	if p.AuditLabel == "" {
 		p.AuditLabel = p.Name
 	}
@@ -223,6 +226,10 @@ func (p *profile) compile() error {
 	}
 	return nil
 }
+
+// serverSecrets are the settings holding the server's own secrets, which no
+// profile may read as its Gitea token.
+var serverSecrets = []string{"MCP_BEARER_TOKEN", "MCP_OAUTH_KEY", "GITEA_OAUTH_CLIENT_SECRET", "GITEA_AUDIT_KEY"}
 
 // envName reports whether s looks like an environment variable name: [A-Z_][A-Z0-9_]*.
 func envName(s string) bool {

@@ -336,6 +336,11 @@ func TestParseProfiles(t *testing.T) {
 			`grants gitea.pr.force_merge but can_merge_prs is false`},
 		{"forbidden lifts the contradiction", `{"profiles": [{"profile_name": "m", "allowed_operations": ["merge"], "forbidden_operations": ["merge"]}]}`, false, ""},
 		{"bad token source", `{"profiles": [{"profile_name": "t", "token_source_name": "gitea-token"}]}`, false, "token_source_name must name an environment variable"},
+		// A secret of the server's own, read as a Gitea token, was sent to Gitea in every request's Authorization header.
+		{"token source the OAuth key", `{"profiles": [{"profile_name": "t", "token_source_name": "MCP_OAUTH_KEY"}]}`, false, `token_source_name MCP_OAUTH_KEY holds a secret of this server`},
+		{"token source the bearer token", `{"profiles": [{"profile_name": "t", "token_source_name": "MCP_BEARER_TOKEN"}]}`, false, `token_source_name MCP_BEARER_TOKEN holds a secret`},
+		{"token source the audit key", `{"profiles": [{"profile_name": "t", "token_source_name": "GITEA_AUDIT_KEY"}]}`, false, `token_source_name GITEA_AUDIT_KEY holds a secret`},
+		{"token source the client secret", `{"profiles": [{"profile_name": "t", "token_source_name": "GITEA_OAUTH_CLIENT_SECRET"}]}`, false, `holds a secret`},
 		{"bad repository", `{"profiles": [{"profile_name": "r", "repositories": ["acme"]}]}`, false, `repository "acme" must be owner/name`},
 		{"bad repository glob", `{"profiles": [{"profile_name": "r", "repositories": ["acme/[a]"]}]}`, false, `repository "acme/[a]" must be owner/name`},
 		// A key given twice, in any spelling encoding/json folds together, kept
