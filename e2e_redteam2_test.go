@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,5 +168,53 @@ func TestE2EApprovalPinned(t *testing.T) {
 	res, isErr = c.callTool("gitea_review_pr", with(args, "commit_id", c1.Commit.SHA))
 	if isErr || get(res, "data.stale") != true || str(get(res, "data.commit_id")) != c1.Commit.SHA {
 		t.Errorf("approval of %s, the head read before the push: want accepted and stale, got %v", c1.Commit.SHA, res)
+	}
+}
+
+// TestE2EWriteFileSymlink: tried while attacking gitea_write_file, nothing
+// found; kept as a guard. A symbolic link pushed to a branch is not written
+// through or replaced: without sha gitea_write_file reads it as not a file
+// and refuses; with its blob's sha Gitea refuses the update; a path through
+// it is refused too. The link stays a link.
+func TestE2EWriteFileSymlink(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "symlink", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	dir := t.TempDir()
+	u, _ := url.Parse(g.URL)
+	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".git"
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args[0], err, out)
+		}
+	}
+	git("clone", "-q", u.String(), ".")
+	git("checkout", "-q", "-b", "topic")
+	if err := os.Symlink("README.md", filepath.Join(dir, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "link.md")
+	git("commit", "-q", "-m", "a link")
+	git("push", "-q", "origin", "topic")
+	var ext struct {
+		File struct{ SHA, Type string } `json:"file_contents"`
+	}
+	s := &giteaSetup{g: g}
+	s.call("alice", "GET", "/repos/"+repo+"/contents-ext/link.md?ref=topic", nil, http.StatusOK, &ext)
+	if s.err != nil || ext.File.Type != "symlink" {
+		t.Fatalf("link.md on topic: %v %+v", s.err, ext)
+	}
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author")
+	write := map[string]any{"owner": owner, "repo": name, "path": "link.md", "branch": "topic", "text": "through the link\n", "message": "edit"}
+	for _, args := range []map[string]any{write, with(write, "sha", ext.File.SHA), with(write, "path", "link.md/inner.md")} {
+		if res, isErr := c.callTool("gitea_write_file", args); !isErr {
+			t.Errorf("write %v: not refused: %v", args["path"], res)
+		}
+	}
+	s.call("alice", "GET", "/repos/"+repo+"/contents-ext/link.md?ref=topic", nil, http.StatusOK, &ext)
+	if s.err != nil || ext.File.Type != "symlink" {
+		t.Errorf("link.md on topic after the writes: %v %+v", s.err, ext)
 	}
 }
