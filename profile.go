@@ -459,7 +459,9 @@ func parseProfiles(data []byte) (*profileConfig, error) {
 // any spelling encoding/json folds together ("forbidden_operations" and
 // "Forbidden_Operations" or "forbidden_operation\u017f"): the decoder would
 // keep the last one silently, emptying a forbidden list or turning
-// switching on. Malformed JSON is left to the decoder to report.
+// switching on. It also refuses a member whose value is null, which the
+// decoder reads as the key left out. Malformed JSON is left to the decoder
+// to report.
 func duplicateKey(data []byte) error {
 	type level struct {
 		obj, atKey bool
@@ -488,6 +490,9 @@ func duplicateKey(data []byte) error {
 			continue
 		}
 		if top != nil && top.obj {
+			if tok == nil { // decoded as the key left out: "repositories": null would lift every restriction
+				return fmt.Errorf("key %q is null: leave it out or give it a value", top.keys[len(top.keys)-1])
+			}
 			top.atKey = true // after this value, a key
 		}
 		if d, isDelim := tok.(json.Delim); isDelim {

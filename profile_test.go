@@ -351,6 +351,10 @@ func TestParseProfiles(t *testing.T) {
 			`key "forbidden_operationſ" given twice (as "forbidden_operations")`},
 		{"switching given twice", `{"allow_runtime_switching": false, "allow_runtime_switching": true}`, false, `key "allow_runtime_switching" given twice`},
 		{"flag given twice", `{"profiles": [{"profile_name": "m", "can_merge_prs": false, "CAN_MERGE_PRS": true}]}`, false, `key "CAN_MERGE_PRS" given twice`},
+		// null decodes as the key left out: "repositories": null lifted every restriction.
+		{"repositories null", `{"profiles": [{"profile_name": "r", "repositories": null, "allowed_operations": ["read"]}]}`, false,
+			`key "repositories" is null: leave it out or give it a value`},
+		{"flag null", `{"profiles": [{"profile_name": "r", "can_merge_prs": null}]}`, false, `key "can_merge_prs" is null`},
 		{"keys in another case once each", `{"Profiles": [{"Profile_Name": "m", "ALLOWED_OPERATIONS": ["read"]}, {"profile_name": "n"}]}`, false, ""},
 	}
 	for _, tt := range tests {
