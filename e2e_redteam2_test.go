@@ -218,3 +218,39 @@ func TestE2EWriteFileSymlink(t *testing.T) {
 		t.Errorf("link.md on topic after the writes: %v %+v", s.err, ext)
 	}
 }
+
+// TestE2EReconcileForkSameName: tried while attacking the reconcile proof,
+// nothing found; kept as a guard. A pull request from a fork's branch
+// "feature", whose commit is not in main, while the base repository has a
+// branch of the same name already in main: the proof follows the pull
+// request's head commit, not a branch name, so it is not landed and stays
+// open.
+func TestE2EReconcileForkSameName(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "forkname", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	fork := "bob/" + name + "-fork"
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branches", map[string]string{"new_branch_name": "feature", "old_branch_name": "main"}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/forks", map[string]string{"name": name + "-fork"}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
+	s.call("bob", "POST", "/repos/"+fork+"/contents", map[string]any{"branch": "feature", "message": "not landed",
+		"files": []map[string]string{{"operation": "create", "path": "x.txt", "content": "eAo="}}}, http.StatusCreated, nil)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "bob:feature", "base": "main", "title": "from the fork"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=prgs-reconciler")
+	res, isErr := c.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number})
+	if !isErr || get(res, "data.closed") == true {
+		t.Errorf("reconcile of a fork's unlanded feature: %v", res)
+	}
+	if st := func() string {
+		var p struct{ State string }
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &p)
+		return p.State
+	}(); st != "open" || s.err != nil {
+		t.Errorf("the pull request is %q (%v), want open", st, s.err)
+	}
+}
