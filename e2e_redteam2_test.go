@@ -254,3 +254,27 @@ func TestE2EReconcileForkSameName(t *testing.T) {
 		t.Errorf("the pull request is %q (%v), want open", st, s.err)
 	}
 }
+
+// TestE2EWriteFileDefaultBranch: tried while attacking gitea_write_file,
+// nothing found; kept as a guard. gitea-author (no gitea.pr.merge, no
+// allow_default_branch_writes) cannot land a file on the default branch by
+// any spelling of it Gitea might resolve: the name, another case, a full
+// ref; main does not move.
+func TestE2EWriteFileDefaultBranch(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "defbranch", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	before := branchSHA(t, g, repo, "main")
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author")
+	for _, branch := range []string{"main", "Main", "refs/heads/main", "MAIN"} {
+		for _, path := range []string{"README.md", "new.txt"} {
+			res, isErr := c.callTool("gitea_write_file", map[string]any{"owner": owner, "repo": name, "path": path, "branch": branch, "text": "landed\n", "message": "direct"})
+			if !isErr || get(res, "data.commit_sha") != nil {
+				t.Errorf("write %s on %q: not refused: %v", path, branch, res)
+			}
+		}
+	}
+	if after := branchSHA(t, g, repo, "main"); after != before {
+		t.Errorf("main moved from %s to %s", before, after)
+	}
+}
