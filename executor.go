@@ -60,9 +60,10 @@ type executor struct {
 	audit    *auditLog
 	srcDir   string // the checkout the server runs from, for infraCheck; "" if none
 
-	mu   sync.Mutex
-	prof *profile // active profile; nil: reads only
-	self *caller  // the active profile's identity
+	mu    sync.Mutex
+	prof  *profile // active profile; nil: reads only
+	shape bool     // prof has the reconciler's shape (assessReconcilerProfile)
+	self  *caller  // the active profile's identity
 }
 
 // caller is the identity a request acts as: a token, how it was obtained
@@ -104,8 +105,9 @@ func (x *executor) activate(p *profile, token string) {
 	if c.sudo != "" {
 		c.mode = "sudo"
 	}
+	shape := p != nil && assessReconcilerProfile(p) == nil
 	x.mu.Lock()
-	x.prof, x.self = p, c
+	x.prof, x.self, x.shape = p, c, shape
 	x.mu.Unlock()
 }
 
@@ -764,13 +766,12 @@ func (x *executor) mayUse(perm string) bool {
 		return true
 	}
 	prof, _ := x.active(context.Background())
-	perms := []string{perm}
-	for _, r := range argRules {
+	for i, r := range argRules {
 		if r.values[""] == perm {
-			perms = slices.Sorted(maps.Values(r.values))
+			return anyPermitted(prof, argPerms()[i])
 		}
 	}
-	return anyPermitted(prof, perms)
+	return anyPermitted(prof, []string{perm})
 }
 
 // anyPermitted reports whether p allows one of perms.

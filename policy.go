@@ -459,12 +459,21 @@ func resolvePermission(op opInfo, args map[string]any) (perm, reason string) {
 	return "", fmt.Sprintf("%s %s (%s) maps to no canonical operation; it is denied", op.Method, op.Route, op.ID)
 }
 
+// argPerms lists, for each argRule, the permissions of its values, sorted.
+var argPerms = sync.OnceValue(func() [][]string {
+	out := make([][]string, len(argRules))
+	for i, r := range argRules {
+		out[i] = slices.Sorted(maps.Values(r.values))
+	}
+	return out
+})
+
 // callPermissions returns the permissions a call of op may require: every
 // value of its argRule, or what permRules map it to ("" for none).
 func callPermissions(op opInfo) []string {
-	for _, r := range argRules {
+	for i, r := range argRules {
 		if slices.Contains(r.ids, op.ID) {
-			return slices.Sorted(maps.Values(r.values))
+			return argPerms()[i]
 		}
 	}
 	perm, _ := resolvePermission(op, nil)

@@ -520,8 +520,9 @@ func sortedSet(m map[string]bool) []string {
 // reconciles reports whether the active profile has the reconciler's shape,
 // which gitea_reconcile_already_landed_pr requires.
 func (x *executor) reconciles() bool {
-	prof, _ := x.active(context.Background())
-	return prof != nil && assessReconcilerProfile(prof) == nil
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.shape
 }
 
 // switching reports whether the configuration allows runtime switching.
