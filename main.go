@@ -138,6 +138,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"flag"
@@ -545,4 +546,29 @@ func (s *server) info() map[string]any {
 // short operator guide.
 func (s *server) instructions(ctx context.Context) string {
 	return s.guide(ctx, false)
+}
+
+// giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each
+// request, the CAs of GITEA_CA_FILE (if set) replace the system's, and no
+// redirect is followed (redirectMessage says why).
+func giteaClient(cfg *config) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: cfg.roots}
+	t.MaxIdleConnsPerHost = maxInFlight // one host, up to maxInFlight requests at once
+	return &http.Client{Timeout: cfg.timeout, Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// loadCA reads GITEA_CA_FILE: the PEM certificates of the CAs that sign a
+// self-hosted Gitea's certificate.
+func loadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("GITEA_CA_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("GITEA_CA_FILE %q: no PEM certificate in it", path)
+	}
+	return pool, nil
 }

@@ -3,7 +3,7 @@ package main
 // The workflow gates (README, "Workflow tools"): the checks that come
 // before a pull request is approved, merged, reconciled or a file written,
 // on top of the executor's own: eligibility (not the author, open,
-// mergeable), merge (confirm text, unchanged head, expected files),
+// mergeable), approval (names the head commit reviewed), merge (confirm text, unchanged head, expected files),
 // reconcile (head already in base, unchanged since the proof) and
 // write_file's own reads. A gate that cannot read what it needs refuses; every
 // refusal is audited. Each request still goes through the executor.
@@ -363,4 +363,37 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	}
 	gates = append(gates, gate{"close", true, ""})
 	return jsonResult(map[string]any{"closed": true, "gates": gates, "head_sha": pr.Head.SHA, "base": pr.Base.Ref, "base_sha": baseSHA}, false)
+}
+
+// pinApproval refuses an approval (args' event APPROVED; call is the
+// operation opID's arguments) that does not name the head commit reviewed:
+// Gitea approves whatever head the pull request has when the approval
+// arrives, commits pushed after the review included. Gitea marks a created
+// review stale when its commit_id is not the head; a submitted one it takes
+// at the head of the moment (live), so the head is read and must be
+// commit_id. It returns the result of a refusal, or nil.
+func (s *server) pinApproval(ctx context.Context, tool, action, opID string, call, args map[string]any, live bool) map[string]any {
+	commit, _ := args["commit_id"].(string)
+	if args["event"] != "APPROVED" {
+		return nil
+	}
+	if commit == "" {
+		msg := "an approval names the head commit reviewed (commit_id: the head_sha of gitea_check_pr_eligibility); without it Gitea approves whatever head the pull request has when the approval arrives; nothing was sent"
+		s.refuseGates(ctx, tool, action, opID, call, []gate{{"commit_id", false, msg}})
+		return errorResult("invalid_arguments", msg)
+	}
+	if !live {
+		return nil
+	}
+	var pr pullRequest
+	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &pr); env.Error != nil {
+		s.refuseGates(ctx, tool, action, opID, call, stopped("read the pull request", env))
+		return envelopeResult(env)
+	}
+	if pr.Head.SHA == commit {
+		return nil
+	}
+	gates := []gate{{"head is still commit_id", false, "live head " + pr.Head.SHA + ": Gitea approves the head it has when the review is submitted"}}
+	s.refuseGates(ctx, tool, action, opID, call, gates)
+	return jsonResult(map[string]any{"submitted": false, "gates": gates}, true)
 }
