@@ -8,7 +8,8 @@
 // README.md's "Threat model" says what it defends against.
 //
 //	main.go          configuration (loadConfig, the one reader of the
-//	                 environment), start-up, this map
+//	                 environment, and the Gitea client it sets), start-up,
+//	                 this map
 //	rpc.go           JSON-RPC over stdio: framing, limits, sessions, dispatch
 //	tools.go         the tool catalog, tools/list and tools/call, the one-step
 //	                 and profile tools (whoami, profiles, activation, task
