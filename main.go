@@ -138,6 +138,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -489,6 +490,11 @@ func (s *server) build() error {
 	ops, err := parseOpenAPI(doc)
 	if err != nil {
 		return err
+	}
+	if !bytes.Equal(doc, embeddedOpenAPI) {
+		if err := sameOperations(ops); err != nil {
+			return err
+		}
 	}
 	if s.cat, err = newCatalog(ops, s.cfg.tools, s.cfg.off, s.cfg.profileName); err != nil {
 		return err

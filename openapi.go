@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -127,6 +128,41 @@ func parseOpenAPI(doc []byte) ([]*operation, error) {
 	}
 	return ops, nil
 }
+
+// sameOperations refuses a document (live or a file) that gives an operation
+// of Gitea 1.26.0's embedded document another operationId, or its
+// operationId another method or route: the policy names operations by id
+// and by route, so a relabelled operation would carry another's grant
+// (issueCreateIssue on PUT /user/starred/{owner}/{repo}). Routes compare
+// with their placeholders unnamed; an operation the embedded document lacks
+// is judged by its route alone. A route must be plain segments: an empty,
+// "." or ".." segment could reach another route than the one judged.
+func sameOperations(ops []*operation) error {
+	known, err := parseOpenAPI(embeddedOpenAPI)
+	if err != nil {
+		return err
+	}
+	key := func(op *operation) string { return op.Method + " " + routeParam.ReplaceAllString(op.Route, "{}") }
+	byID, byKey := map[string]string{}, map[string]string{}
+	for _, op := range known {
+		byID[op.ID], byKey[key(op)] = key(op), op.ID
+	}
+	for _, op := range ops {
+		k := key(op)
+		if want, ok := byID[op.ID]; ok && want != k || byKey[k] != "" && byKey[k] != op.ID || !plainRoute.MatchString(op.Route) {
+			return fmt.Errorf("openapi document: %s %s: operation %q differs from Gitea 1.26.0's document", strings.ToLower(op.Method), op.Route, op.ID)
+		}
+	}
+	return nil
+}
+
+// routeParam matches a placeholder of a route; plainRoute matches a route of
+// non-empty segments of letters, digits, "_", "-", "." and placeholders,
+// none of them "." or "..".
+var (
+	routeParam = regexp.MustCompile(`\{[^}]*\}`)
+	plainRoute = regexp.MustCompile(`^(?:/(?:[A-Za-z0-9_{}-][A-Za-z0-9_.{}-]*|\.[A-Za-z0-9_{}-][A-Za-z0-9_.{}-]*|\.\.[A-Za-z0-9_.{}-]+))+$`)
+)
 
 // readOperation reads the members every operation needs, stopping once they
 // are found: Gitea's document has them before the parameters and responses,

@@ -270,3 +270,41 @@ func BenchmarkParseOpenAPI(b *testing.B) {
 		}
 	}
 }
+
+// TestSameOperations: a document other than the embedded one may add
+// operations, but not relabel or reroute Gitea 1.26.0's, nor use routes
+// with empty, "." or ".." segments.
+func TestSameOperations(t *testing.T) {
+	t.Parallel()
+	known, err := parseOpenAPI(embeddedOpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameOperations(known); err != nil {
+		t.Fatalf("the embedded document itself: %v", err)
+	}
+	for _, tc := range []struct {
+		id, method, route string
+		ok                bool
+	}{
+		{"issueCreateIssue", "POST", "/repos/{owner}/{repo}/issues", true},
+		{"issueCreateIssue", "POST", "/repos/{o}/{r}/issues", true},
+		{"someNewOperation", "POST", "/repos/{owner}/{repo}/new-thing", true},
+		{"someNewOperation", "GET", "/repos/{owner}/{repo}/pulls/{index}.{diffType}/x", true},
+		{"issueCreateIssue", "PUT", "/user/starred/{owner}/{repo}", false},
+		{"issueCreateIssue", "DELETE", "/repos/{owner}/{repo}/issues", false},
+		{"someNewOperation", "POST", "/orgs/{x}/repos", false}, // createOrgRepo under another id
+		{"someNewOperation", "POST", "/repos/{owner}/{repo}/issues/{index}/../../../../../admin/users", false},
+		{"someNewOperation", "POST", "/repos/{owner}/{repo}/./issues", false},
+		{"someNewOperation", "POST", "/orgs/{org}/repos/", false},
+		{"someNewOperation", "POST", "/orgs//{org}/repos", false},
+		{"someNewOperation", "POST", "/orgs/{org}/repos?x=1", false},
+		{"someNewOperation", "POST", "/orgs/{org}/re%2fpos", false},
+		{"someNewOperation", "POST", "orgs/{org}/repos", false},
+	} {
+		op := &operation{ID: tc.id, Method: tc.method, Route: tc.route}
+		if err := sameOperations([]*operation{op}); (err == nil) != tc.ok {
+			t.Errorf("%s %s %s: got %v, want ok %v", tc.id, tc.method, tc.route, err, tc.ok)
+		}
+	}
+}
