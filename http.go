@@ -331,7 +331,7 @@ func peek(body []byte) (*httpPeek, bool) {
 	if _, syntax := errors.AsType[*json.SyntaxError](err); syntax {
 		return nil, false
 	}
-	p.decoded = err == nil
+	p.decoded = err == nil && foldedDuplicate(body, 2) == "" // else handleRaw refuses it
 	var params struct {
 		Name json.RawMessage            `json:"name"`
 		Meta map[string]json.RawMessage `json:"_meta"`

@@ -14,8 +14,10 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -324,7 +326,36 @@ func (sess *session) handleRaw(ctx context.Context, raw []byte) []byte {
 		}
 		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "invalid request: %v", err)})
 	}
+	if k := foldedDuplicate(raw, 2); k != "" {
+		return encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "invalid request: member %q repeated", k)})
+	}
 	return sess.handleMessage(ctx, &m)
+}
+
+// foldedDuplicate returns a member name of the JSON object b that an earlier
+// member repeats under encoding/json's matching (case and Unicode simple
+// folding: "ſ" is "s"), or "" if none does; depth levels below, it looks
+// into the members params and _meta the same way. encoding/json keeps the
+// last of such members and a gateway or log may read the first, so
+// {"method":"ping","METHOD":"tools/call"} is refused, not served as either.
+func foldedDuplicate(b []byte, depth int) string {
+	seen, dup := map[string]bool{}, ""
+	eachMember(b, func(k string, v []byte) bool {
+		f := strings.Map(func(r rune) rune { // the least rune of r's folding orbit
+			m := r
+			for g := unicode.SimpleFold(r); g != r; g = unicode.SimpleFold(g) {
+				m = min(m, g)
+			}
+			return m
+		}, k)
+		if seen[f] {
+			dup = k
+		} else if seen[f] = true; depth > 0 && (strings.EqualFold(k, "params") || strings.EqualFold(k, "_meta")) {
+			dup = foldedDuplicate(v, depth-1)
+		}
+		return dup == ""
+	})
+	return dup
 }
 
 // handleMessage serves one message that decoded without error from valid
