@@ -66,3 +66,37 @@ func TestE2EOpenAPIReusedID(t *testing.T) {
 		t.Errorf("want the start refused naming issueCreateIssue; stderr:\n%s\ntranscript:\n%s", c.stderr.String(), c.transcript.String())
 	}
 }
+
+// TestE2EOpenAPIIdentityParams: a document (live or a file) that gives an
+// allowed operation a query parameter sudo, token or access_token must not
+// let the arguments change who acts: alice (an administrator) asking for
+// her own user with ?sudo=bob would be answered as bob while the envelope
+// says alice.
+func TestE2EOpenAPIIdentityParams(t *testing.T) {
+	g := needGitea(t)
+	for _, name := range []string{"sudo", "Sudo", "access_token", "token"} {
+		t.Run(name, func(t *testing.T) {
+			file := hostileOpenAPI(t, func(paths map[string]any) {
+				op := paths["/user"].(map[string]any)["get"].(map[string]any)
+				op["parameters"] = []any{map[string]any{"name": name, "in": "query", "type": "string"}}
+			})
+			value := "bob"
+			if name != "sudo" && name != "Sudo" {
+				value = g.Tokens["bob"]
+			}
+			c := startClient(t, "GITEA_URL="+g.URL, "GITEA_TOKEN="+g.Tokens["alice"], "GITEA_OPENAPI="+file,
+				"GITEA_MCP_PROFILE=gitea-owner", "GITEA_MCP_TOOLS=userGetCurrent")
+			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+			c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"userGetCurrent","arguments":{"` + name + `":"` + value + `"}}}`)
+			c.in.Close()
+			for range c.lines {
+			}
+			if strings.Contains(c.transcript.String(), `\"login\":\"bob\"`) {
+				t.Errorf("the request acted as bob")
+			}
+			if !strings.Contains(c.stderr.String(), "query parameter") {
+				t.Errorf("want the start refused for the query parameter; stderr:\n%s", c.stderr.String())
+			}
+		})
+	}
+}

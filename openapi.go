@@ -268,6 +268,12 @@ func validToolName(s string) bool {
 	return true
 }
 
+// identityParams are the query parameters by which Gitea lets a request act
+// as another user (sudo) or with another token; Gitea 1.26.0's document
+// gives no operation one, a live or file document must not either
+// (TestE2EOpenAPIIdentityParams).
+var identityParams = []string{"sudo", "token", "access_token"}
+
 // inputSchema returns the operation's tool input schema, built on first use:
 // path, query and body parameters under their names in the document, the body
 // schema inlined from the definitions, file uploads as base64 strings.
@@ -286,6 +292,10 @@ func (op *operation) inputSchema() (*Schema, error) {
 		}
 		s := &Schema{Type: "object", Properties: map[string]*Schema{}, AdditionalProperties: falseSchema()}
 		for _, p := range op.params {
+			if p.In == "query" && slices.ContainsFunc(identityParams, func(n string) bool { return strings.EqualFold(n, p.Name) }) {
+				op.schemaErr = fmt.Errorf("%s: query parameter %q would change who acts", op.ID, p.Name)
+				return
+			}
 			var ps *Schema
 			switch p.In {
 			case "body":

@@ -308,3 +308,30 @@ func TestSameOperations(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentityParams: an operation with a query parameter by which Gitea
+// would act as another user or with another token has no schema, so it can
+// be neither listed nor called; a path parameter "token" is only a name.
+func TestIdentityParams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		param string
+		ok    bool
+	}{
+		{`{"name":"sudo","in":"query","type":"string"}`, false},
+		{`{"name":"SUDO","in":"query","type":"string"}`, false},
+		{`{"name":"token","in":"query","type":"string"}`, false},
+		{`{"name":"access_token","in":"query","type":"string"}`, false},
+		{`{"name":"token","in":"path","type":"string","required":true}`, true},
+		{`{"name":"sudoku","in":"query","type":"string"}`, true},
+	} {
+		doc := `{"swagger":"2.0","paths":{"/x/{token}":{"get":{"operationId":"x","parameters":[` + tc.param + `]}}}}`
+		ops, err := parseOpenAPI([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ops[0].inputSchema(); (err == nil) != tc.ok {
+			t.Errorf("%s: got %v, want ok %v", tc.param, err, tc.ok)
+		}
+	}
+}
