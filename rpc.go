@@ -274,7 +274,10 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
+		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > max { // the last line, without a newline
+			return nil, errTooLong
+		}
+		return line, err
 	}
 }
 

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestRPCFoldedDuplicates: an envelope, its params or params' _meta that
@@ -73,6 +77,44 @@ func TestHTTPFoldedDuplicates(t *testing.T) {
 		_, body := httpDo(t, ts.URL, http.MethodPost, tc.headers, tc.body)
 		if !strings.Contains(string(body), `"code":-32600`) || !strings.Contains(string(body), "repeated") {
 			t.Errorf("%s: got %.200s, want -32600 repeated", tc.body, body)
+		}
+	}
+}
+
+// TestReadLineLimit: a line of up to max bytes is read whole, with or
+// without its newline; one byte more is too long, the last line of the
+// input included, and the next line is read as it is.
+func TestReadLineLimit(t *testing.T) {
+	t.Parallel()
+	const max = 100
+	a := func(n int) string { return strings.Repeat("a", n) }
+	for _, tc := range []struct {
+		in   string
+		want []string // each line read, "!" for errTooLong
+	}{
+		{a(max) + "\nb\n", []string{a(max), "b"}},
+		{a(max+1) + "\nb\n", []string{"!", "b"}},
+		{a(max), []string{a(max)}},
+		{a(max + 1), []string{"!"}},
+		{"b\n" + a(max+1), []string{"b", "!"}},
+	} {
+		r := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
+		var got []string
+		for {
+			line, err := readLine(r, max)
+			if errors.Is(err, errTooLong) {
+				got = append(got, "!")
+				continue
+			}
+			if len(line) > 0 {
+				got = append(got, string(line))
+			}
+			if err != nil {
+				break
+			}
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%.20q...: mismatch (-want +got):\n%s", tc.in, diff)
 		}
 	}
 }
