@@ -328,3 +328,43 @@ func BenchmarkCanonicalDecision(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(encode(args["body"]))), "body-bytes")
 }
+
+// TestWholeNumbers checks that a whole number written another way (1.0, 1e0,
+// 0.0), which the schema takes as an integer, reaches Gitea as one in a path,
+// a query and a body, through every door: Go's decoder in Gitea needs it so
+// (a path 1.0 is not found, limit=1.0 is ignored, 0.0 is no int64).
+func TestWholeNumbers(t *testing.T) {
+	t.Parallel()
+	gitea := newScriptedGitea(t).user("alice").on("GET", "/repos/alice/demo/issues/1", 200, `{"number":1}`).
+		on("GET", "/repos/alice/demo/issues", 200, `[]`).on("POST", "/repos/alice/demo/issues", 201, `{"number":2}`)
+	s := gitea.server(t, "GITEA_MCP_PROFILE", "gitea-owner")
+	op := func(id string, args map[string]any) map[string]any {
+		return map[string]any{"operation": id, "arguments": with(args, "owner", "alice", "repo", "demo")}
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"gitea_call_operation", op("issueGetIssue", map[string]any{"index": json.Number("1.0")})},
+		{"gitea_call_operation", op("issueListIssues", map[string]any{"limit": json.Number("1e0"), "page": json.Number("2")})},
+		{"gitea_api_request", map[string]any{"method": "GET", "path": "/repos/alice/demo/issues/1.0"}},
+		{"gitea_api_request", map[string]any{"method": "GET", "path": "/repos/alice/demo/issues", "query": map[string]any{"limit": "10e-1"}}},
+		{"gitea_call_operation", op("issueCreateIssue", map[string]any{"body": map[string]any{"title": "t", "milestone": json.Number("0.0")}})},
+	} {
+		if res, isErr := fakeCall(t, t.Context(), s, c.tool, c.args); isErr {
+			t.Errorf("%s %v: %v", c.tool, c.args, res)
+		}
+	}
+	var got []string
+	for _, r := range gitea.requests() {
+		if r.Path != "/user" {
+			got = append(got, r.Method+" "+r.Path+"?"+r.Query+" "+r.Body)
+		}
+	}
+	want := []string{"GET /repos/alice/demo/issues/1? ", "GET /repos/alice/demo/issues?limit=1&page=2 ",
+		"GET /repos/alice/demo/issues/1? ", "GET /repos/alice/demo/issues?limit=1 ",
+		`POST /repos/alice/demo/issues? {"milestone":0,"title":"t"}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -221,20 +221,24 @@ func TestE2EPagination(t *testing.T) {
 	g := needGitea(t)
 	owner, repo := ownerRepo(g)
 	c := e2eClient(t, g, "alice")
-	res, isErr := c.callTool("issueListIssues", map[string]any{"owner": owner, "repo": repo, "state": "all", "type": "issues", "limit": 1})
-	if isErr {
-		t.Fatalf("error result: %v", res)
-	}
-	p, _ := res["pagination"].(map[string]any)
-	if p == nil || str(p["page"]) != "1" || str(p["limit"]) != "1" || str(p["next_page"]) != "2" {
-		t.Fatalf("pagination %v", res["pagination"])
-	}
-	total, _ := p["total_count"].(json.Number).Int64()
-	if total < 2 || str(p["last_page"]) != fmt.Sprint(total) {
-		t.Errorf("total_count %d, last_page %v", total, p["last_page"])
-	}
-	if n := len(res["data"].([]any)); n != 1 {
-		t.Errorf("%d items on a page of 1", n)
+	// A limit written 1.0 or 1e0 is the integer 1 to the schema, and is sent
+	// as 1: Gitea ignores limit=1.0 and answers a default page.
+	for _, limit := range []any{1, json.Number("1.0"), json.Number("1e0")} {
+		res, isErr := c.callTool("issueListIssues", map[string]any{"owner": owner, "repo": repo, "state": "all", "type": "issues", "limit": limit})
+		if isErr {
+			t.Fatalf("limit %v: error result: %v", limit, res)
+		}
+		p, _ := res["pagination"].(map[string]any)
+		if p == nil || str(p["page"]) != "1" || str(p["limit"]) != "1" || str(p["next_page"]) != "2" {
+			t.Fatalf("limit %v: pagination %v", limit, res["pagination"])
+		}
+		total, _ := p["total_count"].(json.Number).Int64()
+		if total < 2 || str(p["last_page"]) != fmt.Sprint(total) {
+			t.Errorf("limit %v: total_count %d, last_page %v", limit, total, p["last_page"])
+		}
+		if n := len(res["data"].([]any)); n != 1 {
+			t.Errorf("limit %v: %d items on a page of 1", limit, n)
+		}
 	}
 }
 
