@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -443,6 +444,28 @@ func (t *routeTable) expand(spec routeSpec, params map[string]string) (string, e
 		return "", fmt.Errorf("path %q does not resolve to operation %q", p, spec.OperationID)
 	}
 	return p, nil
+}
+
+// wholeNumbers rewrites in place each whole number of v written another way
+// (1.0, 1e2, -0), which JSON Schema counts as an integer, as Go's decoder in
+// Gitea needs one: "1", "100", "0" (a path 1.0 is not found, limit=1.0 is
+// ignored, and 0.0 does not decode into an int64). Others stay as written.
+func wholeNumbers(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = wholeNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = wholeNumbers(e)
+		}
+	case json.Number:
+		if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 && strings.ContainsAny(string(v), ".eE-") {
+			return json.Number(strconv.FormatInt(int64(f), 10))
+		}
+	}
+	return v
 }
 
 // scalar formats a decoded JSON scalar for a path or query.

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -543,28 +542,6 @@ func (x *executor) resolve(r *request) (string, map[string]string, url.Values, a
 	}
 	p, err := x.routes().expand(r.op.routeSpec(), params)
 	return p, params, q, body, err
-}
-
-// wholeNumbers rewrites in place each whole number of v written another way
-// (1.0, 1e2, -0), which JSON Schema counts as an integer, as Go's decoder in
-// Gitea needs one: "1", "100", "0" (a path 1.0 is not found, limit=1.0 is
-// ignored, and 0.0 does not decode into an int64). Others stay as written.
-func wholeNumbers(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = wholeNumbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = wholeNumbers(e)
-		}
-	case json.Number:
-		if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 && strings.ContainsAny(string(v), ".eE-") {
-			return json.Number(strconv.FormatInt(int64(f), 10))
-		}
-	}
-	return v
 }
 
 // formFile is a file upload sent as multipart/form-data.
