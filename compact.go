@@ -244,9 +244,11 @@ func (sh *shape) value(out, v []byte, depth int) ([]byte, bool) {
 		if err != nil || v[i] != '"' {
 			return out, false
 		}
-		key, err := decodeString(v[i:kEnd])
-		if err != nil {
-			return out, false
+		key, plain := plainKey(v[i+1 : kEnd-1])
+		if !plain {
+			if key, err = decodeString(v[i:kEnd]); err != nil {
+				return out, false
+			}
 		}
 		if i = skipSpace(v, kEnd); i >= len(v) || v[i] != ':' {
 			return out, false
@@ -304,6 +306,18 @@ func memberValue(v []byte, name string) []byte {
 		return out == nil
 	})
 	return out
+}
+
+// plainKey returns a member name of printable ASCII without escapes, as
+// Gitea's are, without decoding it (inlined, it allocates nothing); false for
+// any other, which decodeString decodes.
+func plainKey(b []byte) (string, bool) {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	return string(b), true
 }
 
 // compactView is what the envelope says of a compact answer, so that a model
