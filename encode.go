@@ -446,26 +446,48 @@ func (t *routeTable) expand(spec routeSpec, params map[string]string) (string, e
 	return p, nil
 }
 
-// wholeNumbers rewrites in place each whole number of v written another way
-// (1.0, 1e2, -0), which JSON Schema counts as an integer, as Go's decoder in
-// Gitea needs one: "1", "100", "0" (a path 1.0 is not found, limit=1.0 is
+// wholeNumbers rewrites in place each whole number in v written another way
+// (1.0, 1e2), which JSON Schema counts as an integer, as Go's decoder in
+// Gitea needs one: "1", "100" (a path 1.0 is not found, limit=1.0 is
 // ignored, and 0.0 does not decode into an int64). Others stay as written.
-func wholeNumbers(v any) any {
+func wholeNumbers(v any) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			v[k] = wholeNumbers(e)
+			switch e := e.(type) {
+			case json.Number:
+				if n, ok := whole(e); ok {
+					v[k] = n
+				}
+			case map[string]any, []any:
+				wholeNumbers(e)
+			}
 		}
 	case []any:
 		for i, e := range v {
-			v[i] = wholeNumbers(e)
-		}
-	case json.Number:
-		if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 && strings.ContainsAny(string(v), ".eE-") {
-			return json.Number(strconv.FormatInt(int64(f), 10))
+			switch e := e.(type) {
+			case json.Number:
+				if n, ok := whole(e); ok {
+					v[i] = n
+				}
+			case map[string]any, []any:
+				wholeNumbers(e)
+			}
 		}
 	}
-	return v
+}
+
+// whole returns n, when written with a fraction or an exponent, as the text
+// of the integer it equals; false for any other number.
+func whole(n json.Number) (json.Number, bool) {
+	if !strings.ContainsAny(string(n), ".eE") {
+		return "", false
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+		return "", false
+	}
+	return json.Number(strconv.FormatInt(int64(f), 10)), true
 }
 
 // scalar formats a decoded JSON scalar for a path or query.
