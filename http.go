@@ -741,10 +741,11 @@ func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
 		return r, errAudience
 	}
 	c := &caller{token: s.Token, mode: "oauth"}
-	owner := s.Client + " login " + s.Login
-	if s.UID != 0 { // a token sealed without an id (before ids were sealed) has its account asked of Gitea
+	owner := s.Client + " id " + strconv.FormatInt(s.UID, 10) // a login is freed at a rename; an id stays
+	if s.UID != 0 {
 		c.me = account{s.Login, s.UID}
-		owner = s.Client + " id " + strconv.FormatInt(s.UID, 10) // a login is freed at a rename; an id stays
+	} else { // sealed before ids were: its account is asked of Gitea
+		owner = s.Client + " login " + s.Login
 	}
 	ctx := context.WithValue(r.Context(), callerKey{}, c)
 	return r.WithContext(context.WithValue(ctx, oauthOwnerKey{}, owner)), nil
