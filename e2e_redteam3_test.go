@@ -57,8 +57,9 @@ func TestE2EOpenAPIReusedID(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"issueCreateIssue","arguments":{"owner":"` + owner + `","repo":"` + repo + `"}}}`)
 	c.in.Close()
-	for range c.lines { // until the server has answered and exits
+	for range c.lines { // until the server has answered and closed its output
 	}
+	c.close() // and exited: its standard error is then whole
 	if starred() {
 		t.Errorf("the relabelled operation was sent; stderr:\n%s", c.stderr.String())
 	}
@@ -89,8 +90,9 @@ func TestE2EOpenAPIIdentityParams(t *testing.T) {
 			c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
 			c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"userGetCurrent","arguments":{"` + name + `":"` + value + `"}}}`)
 			c.in.Close()
-			for range c.lines {
+			for range c.lines { // until the server has answered and closed its output
 			}
+			c.close() // and exited: its standard error is then whole
 			if strings.Contains(c.transcript.String(), `\"login\":\"bob\"`) {
 				t.Errorf("the request acted as bob")
 			}
