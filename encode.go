@@ -454,32 +454,27 @@ func wholeNumbers(v any) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			switch e := e.(type) {
-			case json.Number:
-				if n, ok := whole(e); ok {
-					v[k] = n
-				}
-			case map[string]any, []any:
-				wholeNumbers(e)
+			if n, ok := whole(e); ok {
+				v[k] = n
 			}
 		}
 	case []any:
 		for i, e := range v {
-			switch e := e.(type) {
-			case json.Number:
-				if n, ok := whole(e); ok {
-					v[i] = n
-				}
-			case map[string]any, []any:
-				wholeNumbers(e)
+			if n, ok := whole(e); ok {
+				v[i] = n
 			}
 		}
 	}
 }
 
-// whole returns n, when written with a fraction or an exponent, as the text
-// of the integer it equals; false for any other number.
-func whole(n json.Number) (json.Number, bool) {
+// whole returns e, when a number written with a fraction or an exponent, as
+// the text of the integer it equals; a container it rewrites in place.
+func whole(e any) (json.Number, bool) {
+	n, ok := e.(json.Number)
+	if !ok {
+		wholeNumbers(e)
+		return "", false
+	}
 	if !strings.ContainsAny(string(n), ".eE") {
 		return "", false
 	}
