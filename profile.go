@@ -465,7 +465,8 @@ func parseProfiles(data []byte) (*profileConfig, error) {
 func duplicateKey(data []byte) error {
 	type level struct {
 		obj, atKey bool
-		keys       []string
+		keys       map[string]string // by foldKey, as first given
+		last       string
 	}
 	var open []*level
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -479,10 +480,10 @@ func duplicateKey(data []byte) error {
 			top = open[len(open)-1]
 		}
 		if k, isStr := tok.(string); isStr && top != nil && top.atKey {
-			if i := slices.IndexFunc(top.keys, func(seen string) bool { return strings.EqualFold(seen, k) }); i >= 0 {
-				return fmt.Errorf("key %q given twice (as %q): one would silently replace the other", k, top.keys[i])
+			if first, seen := top.keys[foldKey(k)]; seen {
+				return fmt.Errorf("key %q given twice (as %q): one would silently replace the other", k, first)
 			}
-			top.keys, top.atKey = append(top.keys, k), false
+			top.keys[foldKey(k)], top.last, top.atKey = k, k, false
 			continue
 		}
 		if tok == json.Delim('}') || tok == json.Delim(']') {
@@ -491,12 +492,12 @@ func duplicateKey(data []byte) error {
 		}
 		if top != nil && top.obj {
 			if tok == nil { // decoded as the key left out: "repositories": null would lift every restriction
-				return fmt.Errorf("key %q is null: leave it out or give it a value", top.keys[len(top.keys)-1])
+				return fmt.Errorf("key %q is null: leave it out or give it a value", top.last)
 			}
 			top.atKey = true // after this value, a key
 		}
 		if d, isDelim := tok.(json.Delim); isDelim {
-			open = append(open, &level{obj: d == '{', atKey: d == '{'})
+			open = append(open, &level{obj: d == '{', atKey: d == '{', keys: map[string]string{}})
 		}
 	}
 }

@@ -344,14 +344,7 @@ func (sess *session) handleRaw(ctx context.Context, raw []byte) []byte {
 func foldedDuplicate(b []byte, depth int) string {
 	seen, dup := map[string]bool{}, ""
 	eachMember(b, func(k string, v []byte) bool {
-		f := strings.Map(func(r rune) rune { // the least rune of r's folding orbit
-			m := r
-			for g := unicode.SimpleFold(r); g != r; g = unicode.SimpleFold(g) {
-				m = min(m, g)
-			}
-			return m
-		}, k)
-		if seen[f] {
+		if f := foldKey(k); seen[f] {
 			dup = k
 		} else if seen[f] = true; depth > 0 && (strings.EqualFold(k, "params") || strings.EqualFold(k, "_meta")) {
 			dup = foldedDuplicate(v, depth-1)
@@ -359,6 +352,19 @@ func foldedDuplicate(b []byte, depth int) string {
 		return dup == ""
 	})
 	return dup
+}
+
+// foldKey returns the one spelling of k shared by every key encoding/json
+// matches with it (case and Unicode simple folding): each rune becomes the
+// least of its folding orbit.
+func foldKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		m := r
+		for g := unicode.SimpleFold(r); g != r; g = unicode.SimpleFold(g) {
+			m = min(m, g)
+		}
+		return m
+	}, k)
 }
 
 // handleMessage serves one message that decoded without error from valid
