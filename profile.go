@@ -480,10 +480,11 @@ func duplicateKey(data []byte) error {
 			top = open[len(open)-1]
 		}
 		if k, isStr := tok.(string); isStr && top != nil && top.atKey {
-			if first, seen := top.keys[foldKey(k)]; seen {
+			f := foldKey(k)
+			if first, seen := top.keys[f]; seen {
 				return fmt.Errorf("key %q given twice (as %q): one would silently replace the other", k, first)
 			}
-			top.keys[foldKey(k)], top.last, top.atKey = k, k, false
+			top.keys[f], top.last, top.atKey = k, k, false
 			continue
 		}
 		if tok == json.Delim('}') || tok == json.Delim(']') {
