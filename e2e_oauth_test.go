@@ -22,8 +22,8 @@ func TestE2EOAuth(t *testing.T) {
 	g := needGitea(t)
 	ln, public := listenLoopback(t)
 	addr := ln.Addr().String()
-	ln.Close()
 	clientID, clientSecret := oauthE2EApp(t, g, public)
+	ln.Close() // just before the server takes the port
 
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	p := startHTTPProgram(t, addr, "GITEA_URL="+g.URL, "GITEA_MCP_PROFILE=gitea-owner",
@@ -192,8 +192,8 @@ func TestE2EOAuthRefreshReplay(t *testing.T) {
 	g := needGitea(t)
 	ln, public := listenLoopback(t)
 	addr := ln.Addr().String()
-	ln.Close()
 	clientID, clientSecret := oauthE2EApp(t, g, public)
+	ln.Close() // just before the server takes the port
 	p := startHTTPProgram(t, addr, "GITEA_URL="+g.URL, "GITEA_MCP_PROFILE=gitea-owner", "MCP_OAUTH_KEY="+oauthTestKey,
 		"MCP_PUBLIC_URL="+public, "GITEA_OAUTH_CLIENT_ID="+clientID, "GITEA_OAUTH_CLIENT_SECRET="+clientSecret)
 	tok, c := giteaSignIn(t, g, public, "alice")

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -209,6 +208,9 @@ func TestE2EErrorMessageCut(t *testing.T) {
 		if !isErr || !strings.Contains(msg, "object does not exist") {
 			t.Fatalf("want Gitea's 404 echoing the ref, got %v", res)
 		}
+		if len(msg) < maxErrorMessage-30 {
+			t.Fatalf("the message (%d bytes) was not cut, so the secret did not straddle the cut: %q", len(msg), msg)
+		}
 		if strings.Contains(msg, secret.part) {
 			t.Errorf("the error message carries part of a secret: ...%q", msg[max(0, len(msg)-60):])
 		}
@@ -321,15 +323,7 @@ func TestE2EReconcileHiddenBase(t *testing.T) {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	for i := 0; ; i++ { // the head lands in main, not in the other base
-		st, _, _, _ := g.api("alice", "POST", fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, landed.Number), map[string]any{"Do": "merge"})
-		if st == http.StatusOK {
-			break
-		} else if i == 50 {
-			t.Fatalf("merging into main: %d", st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	mergeRetry(t, g, "alice", repo, landed.Number) // the head lands in main, not in the other base
 	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=prgs-reconciler")
 	res, isErr := c.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number})
 	if !isErr || get(res, "data.closed") != false || !strings.Contains(str(get(res, "data.gates")), "gate:head already in base passed:false") {

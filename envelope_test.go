@@ -307,7 +307,7 @@ func TestErrorMessageCut(t *testing.T) {
 		msg := strings.Repeat("r", maxErrorMessage-len(`not found: `)-12) + secret
 		ex := &sent{method: "GET", path: "/x", status: 404, body: encode(map[string]string{"message": "not found: " + msg}), class: jsonBody, header: http.Header{"Content-Type": {"application/json"}}}
 		env := s.exec.result(t.Context(), s.cat.byID["repoGet"], ex, newRedactor("s3cret-token-0123456789"), false)
-		if got := env.Error.Message; len(got) > maxErrorMessage || strings.Contains(got, secret[:6]) {
+		if got := env.Error.Message; len(got) > maxErrorMessage || strings.Contains(got, secret[:6]) || !strings.HasPrefix(got, "not found: rrr") || len(got) < maxErrorMessage-20 {
 			t.Errorf("%d bytes ending %q", len(got), got[max(0, len(got)-30):])
 		}
 	}

@@ -350,13 +350,13 @@ func TestListingAgreesWithCheck(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	res, _ := fakeCall(t, ctx, servers["contradiction"], "gitea_get_profile", nil)
-	if allowed := str(get(res, "data.allowed_operations")); strings.Contains(allowed, "gitea.pr.merge") {
-		t.Errorf("gitea_get_profile of a profile forbidding merge says it is allowed: %s", allowed)
+	res, isErr := fakeCall(t, ctx, servers["contradiction"], "gitea_get_profile", nil)
+	if allowed := str(get(res, "data.allowed_operations")); isErr || strings.Contains(allowed, "gitea.pr.merge") || !strings.Contains(allowed, "gitea.read") {
+		t.Errorf("gitea_get_profile of a profile forbidding merge (error %v): allowed %s, want gitea.read and not gitea.pr.merge", isErr, allowed)
 	}
-	res, _ = fakeCall(t, ctx, servers["contradiction"], "gitea_get_operator_guide", nil)
-	if may, _, _ := strings.Cut(str(get(res, "data.guide")), "It may not"); strings.Contains(may, "gitea.pr.merge") {
-		t.Errorf("the guide of a profile forbidding merge says it may merge: %s", may)
+	res, isErr = fakeCall(t, ctx, servers["contradiction"], "gitea_get_operator_guide", nil)
+	if may, _, cut := strings.Cut(str(get(res, "data.guide")), "It may not"); isErr || !cut || strings.Contains(may, "gitea.pr.merge") {
+		t.Errorf("the guide of a profile forbidding merge (error %v) says it may merge, or says nothing it may not: %s", isErr, may)
 	}
 	res, _ = fakeCall(t, ctx, servers["gitea-owner"], "gitea_resolve_task_capability", map[string]any{"task": "reconcile_already_landed_pr"})
 	if get(res, "data.allowed") != false || str(get(res, "data.reference_profiles_with_it")) != "[prgs-reconciler]" {
