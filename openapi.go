@@ -133,9 +133,10 @@ func parseOpenAPI(doc []byte) ([]*operation, error) {
 // of Gitea 1.26.0's embedded document another operationId, or its
 // operationId another method or route: the policy names operations by id
 // and by route, so a relabelled operation would carry another's grant
-// (issueCreateIssue on PUT /user/starred/{owner}/{repo}). Routes compare
-// with their placeholders unnamed; an operation the embedded document lacks
-// is judged by its route alone. A route must be plain segments: an empty,
+// (issueCreateIssue on PUT /user/starred/{owner}/{repo}). A known
+// operation's route must be the same, placeholder names included; an
+// operation the embedded document lacks is judged by its route alone, whose
+// repository placeholders must stand as the policy reads them. A route must be plain segments: an empty,
 // "." or ".." segment could reach another route than the one judged.
 func sameOperations(ops []*operation) error {
 	known, err := parseOpenAPI(embeddedOpenAPI)
@@ -145,15 +146,31 @@ func sameOperations(ops []*operation) error {
 	key := func(op *operation) string { return op.Method + " " + routeParam.ReplaceAllString(op.Route, "{}") }
 	byID, byKey := map[string]string{}, map[string]string{}
 	for _, op := range known {
-		byID[op.ID], byKey[key(op)] = key(op), op.ID
+		byID[op.ID], byKey[key(op)] = op.Method+" "+op.Route, op.ID
 	}
 	for _, op := range ops {
 		k := key(op)
-		if want, ok := byID[op.ID]; ok && want != k || byKey[k] != "" && byKey[k] != op.ID || !plainRoute.MatchString(op.Route) {
+		if want, ok := byID[op.ID]; ok && want != op.Method+" "+op.Route || byKey[k] != "" && byKey[k] != op.ID ||
+			!plainRoute.MatchString(op.Route) || !repoParamsInPlace(op.Route) {
 			return fmt.Errorf("openapi document: %s %s: operation %q differs from Gitea 1.26.0's document", strings.ToLower(op.Method), op.Route, op.ID)
 		}
 	}
 	return nil
+}
+
+// repoParamsInPlace reports whether each repoParams pair route holds stands
+// as in its example: the owner before the repository, and next to it where
+// the example has them so. The policy judges owner/repo by these names, so
+// /repos/{repo}/{owner} would have it judge another repository than Gitea
+// touches.
+func repoParamsInPlace(route string) bool {
+	for _, rp := range repoParams {
+		o, r := strings.Index(route, rp.owner), strings.Index(route, rp.repo)
+		if o >= 0 && r >= 0 && (o > r || strings.Contains(rp.example, rp.owner+"/"+rp.repo) && !strings.Contains(route, rp.owner+"/"+rp.repo)) {
+			return false
+		}
+	}
+	return true
 }
 
 // routeParam matches a placeholder of a route; plainRoute matches a route of

@@ -288,7 +288,11 @@ func TestSameOperations(t *testing.T) {
 		ok                bool
 	}{
 		{"issueCreateIssue", "POST", "/repos/{owner}/{repo}/issues", true},
-		{"issueCreateIssue", "POST", "/repos/{o}/{r}/issues", true},
+		{"issueCreateIssue", "POST", "/repos/{o}/{r}/issues", false},        // names the policy reads by
+		{"issueCreateIssue", "POST", "/repos/{repo}/{owner}/issues", false}, // swapped: the policy would judge repo/owner
+		{"someNewOperation", "POST", "/repos/{repo}/{owner}/new-thing", false},
+		{"someNewOperation", "POST", "/repos/{owner}/{index}/x/{repo}", false},
+		{"someNewOperation", "GET", "/packages/{owner}/{type}/{name}/-/link/{repo_name}/x", true},
 		{"someNewOperation", "POST", "/repos/{owner}/{repo}/new-thing", true},
 		{"someNewOperation", "GET", "/repos/{owner}/{repo}/pulls/{index}.{diffType}/x", true},
 		{"issueCreateIssue", "PUT", "/user/starred/{owner}/{repo}", false},
