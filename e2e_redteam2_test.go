@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestE2EWriteFileHiddenPath: found by attacking gitea_write_file with file
@@ -27,6 +26,7 @@ func TestE2EWriteFileHiddenPath(t *testing.T) {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
+	before := branchSHA(t, g, repo, "topic")
 	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author")
 	for _, path := range []string{"README\u200b.md", "docs/\u202eevil.md", "notes\U000E0041.md"} {
 		res, isErr := c.callTool("gitea_write_file", map[string]any{"owner": owner, "repo": name, "path": path, "branch": "topic",
@@ -37,6 +37,9 @@ func TestE2EWriteFileHiddenPath(t *testing.T) {
 		if status, _, _, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/contents/%s?ref=topic", repo, url.PathEscape(path)), nil); err != nil || status != http.StatusNotFound {
 			t.Errorf("%q on topic: status %d, %v; want 404 (nothing written)", path, status, err)
 		}
+	}
+	if after := branchSHA(t, g, repo, "topic"); after != before {
+		t.Errorf("topic moved from %s to %s: a refused write committed", before, after)
 	}
 }
 
@@ -67,24 +70,32 @@ func TestE2EScheduledMergeUnpinned(t *testing.T) {
 	if !isErr || str(get(res, "error.kind")) != "permission_denied" || !strings.Contains(str(get(res, "error.message")), "ignores head_commit_id") {
 		t.Errorf("scheduled merge pinned to %s: not refused: %v", c1.Commit.SHA, res)
 	}
+	cancel := fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, pr.Number) // DELETE: 404 when no merge is scheduled
+	if status, _, data, err := g.api("alice", "DELETE", cancel, nil); err != nil || status != http.StatusNotFound {
+		t.Errorf("cancelling a scheduled merge after the refusal: status %d, %v %.200s; want 404 (nothing scheduled)", status, err, data)
+	}
 	// What the refusal prevents: the author pushes after the review, the checks pass, the head merged is the new one.
 	var c2 struct{ Commit struct{ SHA string } }
 	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
 		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
+	// Control: a merge scheduled straight on Gitea is seen, and cancelled, by the same DELETE.
+	s.call("alice", "POST", cancel, map[string]any{"do": "merge", "merge_when_checks_succeed": true}, http.StatusCreated, nil)
+	s.call("alice", "DELETE", cancel, nil, http.StatusNoContent, nil)
 	s.call("alice", "POST", "/repos/"+repo+"/statuses/"+c2.Commit.SHA, map[string]string{"state": "success", "context": "ci"}, http.StatusCreated, nil)
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
 	var got struct {
 		Merged bool
+		State  string
 		Head   struct{ SHA string }
 	}
-	for range 20 {
-		time.Sleep(250 * time.Millisecond)
-		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &got)
-		if got.Merged || s.err != nil {
-			break
-		}
+	s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &got)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	if got.State != "open" || got.Head.SHA != c2.Commit.SHA {
+		t.Errorf("the pull request is %q at %s, want open at %s", got.State, got.Head.SHA, c2.Commit.SHA)
 	}
 	if got.Merged {
 		t.Errorf("the pull request was merged at %s, a head pushed after the one pinned (%s)", got.Head.SHA, c1.Commit.SHA)
@@ -125,6 +136,28 @@ func TestE2ESwitchingKeepsSeparation(t *testing.T) {
 		if !isErr || get(res, "data.merged") == true {
 			t.Errorf("%s: bob merged his own pull request: %v", to, res)
 		}
+		if !strings.Contains(fmt.Sprint(get(res, "data.gates")), `"bob" authored this pull request`) {
+			t.Errorf("%s: not refused as the author: %v", to, res)
+		}
+	}
+	// carol-merges with bob's token, on a pull request bob did not author: the identity is not carol.
+	var other struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "alices", "message": "hers",
+		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "aGVycwo="}}}, http.StatusCreated, nil)
+	s.call("alice", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "alices", "base": "main", "title": "hers"}, http.StatusCreated, &other)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	res, isErr := c.callTool("gitea_merge_pr", map[string]any{"owner": owner, "repo": name, "index": other.Number, "head_sha": other.Head.SHA,
+		"confirm": fmt.Sprintf("MERGE PR %d", other.Number)})
+	if !isErr || get(res, "data.merged") == true || !strings.Contains(fmt.Sprint(res), `identity "bob" is not "carol"`) {
+		t.Errorf("carol-merges with bob's token: not refused for the identity: %v", res)
+	}
+	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, other.Number), nil); err != nil || !strings.Contains(string(data), `"merged":false`) {
+		t.Errorf("alice's pull request was merged by bob as carol-merges: %v %.200s", err, data)
 	}
 	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil); err != nil || !strings.Contains(string(data), `"merged":false`) {
 		t.Errorf("the pull request was merged: %v %.200s", err, data)
@@ -162,6 +195,9 @@ func TestE2EApprovalPinned(t *testing.T) {
 	}
 	var reviews []struct{ State string }
 	s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), nil, http.StatusOK, &reviews)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
 	if len(reviews) != 0 {
 		t.Errorf("reviews after the refusal: %v", reviews)
 	}
@@ -245,6 +281,9 @@ func TestE2EReconcileForkSameName(t *testing.T) {
 	res, isErr := c.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number})
 	if !isErr || get(res, "data.closed") == true {
 		t.Errorf("reconcile of a fork's unlanded feature: %v", res)
+	}
+	if !strings.Contains(str(get(res, "data.gates")), "gate:head already in base passed:false") {
+		t.Errorf("reconcile of a fork's unlanded feature: not refused for the head not in main: %v", res)
 	}
 	if st := func() string {
 		var p struct{ State string }
