@@ -312,3 +312,35 @@ func TestErrorMessageCut(t *testing.T) {
 		}
 	}
 }
+
+// TestGiteaURLsHidden: a workflow tool's data and any error message name
+// Gitea's pages without GITEA_URL, and GITEA_MCP_REVEAL_ENDPOINTS=1 keeps it.
+func TestGiteaURLsHidden(t *testing.T) {
+	t.Parallel()
+	for _, reveal := range []bool{false, true} {
+		gitea := newScriptedGitea(t).user("alice")
+		gitea.on("GET", "/repos/alice/demo/issues/1/comments", 200, `[{"id":7,"html_url":"`+gitea.URL+`/alice/demo/issues/1#issuecomment-7"}]`).
+			on("GET", "/repos/alice/demo/issues/2/comments", 404, `{"message":"no issue at `+gitea.URL+`/api/v1/repos/alice/demo/issues/2"}`)
+		s := gitea.server(t, "GITEA_MCP_REVEAL_ENDPOINTS", map[bool]string{true: "1"}[reveal])
+		var got []string
+		for _, index := range []int{1, 2} {
+			res, _ := fakeCall(t, t.Context(), s, "gitea_list_issue_comments", map[string]any{"owner": "alice", "repo": "demo", "index": index})
+			data, _ := res["data"].([]any)
+			failure, _ := res["error"].(map[string]any)
+			if len(data) == 1 {
+				got = append(got, data[0].(map[string]any)["html_url"].(string))
+			} else if failure != nil {
+				got = append(got, failure["message"].(string))
+			} else {
+				t.Fatalf("index %d: neither one comment nor an error: %v", index, res)
+			}
+		}
+		want := []string{"/alice/demo/issues/1#issuecomment-7", "no issue at /repos/alice/demo/issues/2"}
+		if reveal {
+			want = []string{gitea.URL + "/alice/demo/issues/1#issuecomment-7", "no issue at " + gitea.URL + "/api/v1/repos/alice/demo/issues/2"}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GITEA_MCP_REVEAL_ENDPOINTS=%v: mismatch (-want +got):\n%s", reveal, diff)
+		}
+	}
+}
