@@ -83,9 +83,7 @@ func (sc *scrubber) binary(b []byte) []byte {
 // str scrubs one decoded string.
 func (sc *scrubber) str(s string) string {
 	out, rules, n := scrubString(s, sc.red, sc.mask)
-	if sc.base != "" {
-		out = strings.TrimPrefix(out, sc.base)
-	}
+	out = strings.TrimPrefix(out, sc.base) // base "" keeps every string
 	sc.hidden += n
 	sc.note(rules...)
 	return out
