@@ -124,10 +124,10 @@ func TestE2EEverydayBodies(t *testing.T) {
 	call(alice, "issueAddLabel", map[string]any{"index": n, "body": map[string]any{"labels": []any{get(label, "data.id")}}})
 	call(alice, "issueEditIssue", map[string]any{"index": n, "body": map[string]any{"title": "everyday, edited", "state": "closed"}})
 	pull := call(alice, "repoCreatePullRequest", map[string]any{"body": map[string]any{"title": "everyday", "head": branch, "base": "main", "body": "b"}})
-	pr := get(pull, "data.number")
+	pr, head := get(pull, "data.number"), str(get(pull, "data.head.sha"))
 	call(alice, "repoEditPullRequest", map[string]any{"index": pr, "body": map[string]any{"title": "everyday, edited", "labels": []any{get(label, "data.id")}}})
 	carol := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
-	review := call(carol, "repoCreatePullReview", map[string]any{"index": pr, "body": map[string]any{"event": "APPROVED", "body": "fine",
+	review := call(carol, "repoCreatePullReview", map[string]any{"index": pr, "body": map[string]any{"event": "APPROVED", "body": "fine", "commit_id": head,
 		"comments": []any{map[string]any{"path": "everyday.txt", "body": "nice line", "new_position": 2}}}})
 	if str(get(review, "data.state")) != "APPROVED" {
 		t.Errorf("review: %v", review)
@@ -135,7 +135,7 @@ func TestE2EEverydayBodies(t *testing.T) {
 	merger := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
 	index := int(mustInt(t, pr))
 	waitMergeable(t, merger, owner, repo, index)
-	merge := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"do": "merge", "merge_message_field": "everyday"}}
+	merge := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"do": "merge", "head_commit_id": head, "merge_message_field": "everyday"}}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
 		// Gitea answers 405 "try again later" while it still checks the merge.
 		res, isErr := merger.callTool("gitea_call_operation", map[string]any{"operation": "repoMergePullRequest", "arguments": merge})

@@ -71,7 +71,10 @@ func TestE2EForceMerge(t *testing.T) {
 	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 2}, http.StatusCreated, nil)
 	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic",
 		"files": []map[string]string{{"operation": "create", "path": "topic.txt", "content": base64.StdEncoding.EncodeToString([]byte("topic\n"))}}}, http.StatusCreated, nil)
-	var pr struct{ Number int }
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
 	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "needs two approvals"}, http.StatusCreated, &pr)
 	if s.err != nil {
 		t.Fatal(s.err)
@@ -99,10 +102,10 @@ func TestE2EForceMerge(t *testing.T) {
 			}
 		}
 	}
-	if res, isErr := merge(map[string]any{"do": "merge"}); !isErr || !strings.Contains(str(get(res, "error.message")), "enough approvals") {
+	if res, isErr := merge(map[string]any{"do": "merge", "head_commit_id": pr.Head.SHA}); !isErr || !strings.Contains(str(get(res, "error.message")), "enough approvals") {
 		t.Errorf("a merge without approvals: %v", res)
 	}
-	if res, isErr := merge(map[string]any{"do": "merge", "force_merge": true}); isErr {
+	if res, isErr := merge(map[string]any{"do": "merge", "head_commit_id": pr.Head.SHA, "force_merge": true}); isErr {
 		t.Errorf("force merge under gitea-owner: %v", res)
 	}
 }

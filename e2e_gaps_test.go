@@ -305,7 +305,10 @@ func TestE2EURLReference(t *testing.T) {
 	// Straight to Gitea, around the server: a pull request whose description
 	// names the issue outside by a link to its address (as +N), and one whose
 	// commit closes both issues. Gitea records a reference in each issue.
-	var plain, described, around struct{ Number int }
+	var plain, described, around struct {
+		Number int
+		Head   struct{ SHA string }
+	}
 	for _, pr := range []struct {
 		branch, message, body string
 		out                   any
@@ -346,24 +349,24 @@ func TestE2EURLReference(t *testing.T) {
 		"allowed_operations":["gitea.read","gitea.issue.comment","gitea.issue.close","gitea.pr.merge","gitea.repo.commit","gitea.branch.create"]}]}`), 0o600)
 	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=url-one", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=issueCreateComment,repoMergePullRequest,repoChangeFiles")
 	outside := fmt.Sprintf("names %q, outside the repositories of url-one", secret)
-	merge := func(number int, body map[string]any) (string, map[string]any) {
-		body["do"], body["delete_branch_after_merge"] = "merge", false
+	merge := func(number int, head string, body map[string]any) (string, map[string]any) {
+		body["do"], body["head_commit_id"], body["delete_branch_after_merge"] = "merge", head, false
 		return fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, number), map[string]any{"owner": owner, "repo": name, "index": number, "body": body}
 	}
 	// (a) A comment, a merge message, a commit written through the server.
 	for _, ref := range farRefs {
 		wantDenied(t, c, "issueCreateComment", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", repo, local.Number),
 			map[string]any{"owner": owner, "repo": name, "index": local.Number, "body": map[string]any{"body": ref}}, "gitea.issue.comment", outside)
-		path, args := merge(plain.Number, map[string]any{"merge_message_field": ref})
+		path, args := merge(plain.Number, plain.Head.SHA, map[string]any{"merge_message_field": ref})
 		wantDenied(t, c, "repoMergePullRequest", "POST", path, args, "gitea.pr.merge", outside)
 		wantDenied(t, c, "repoChangeFiles", "POST", "/repos/"+repo+"/contents",
 			map[string]any{"owner": owner, "repo": name, "body": map[string]any{"branch": "main", "new_branch": "far-" + strings.ToLower(rand.Text()[:6]), "message": ref, "files": fileOps("far.txt")}},
 			"gitea.repo.commit", outside)
 	}
 	// (b) Merging what was written around the server.
-	path, args := merge(described.Number, map[string]any{})
+	path, args := merge(described.Number, described.Head.SHA, map[string]any{})
 	wantDenied(t, c, "repoMergePullRequest", "POST", path, args, "gitea.pr.merge", fmt.Sprintf("description references %q, outside the repositories of url-one", secret))
-	path, args = merge(around.Number, map[string]any{})
+	path, args = merge(around.Number, around.Head.SHA, map[string]any{})
 	wantDenied(t, c, "repoMergePullRequest", "POST", path, args, "gitea.pr.merge", fmt.Sprintf("commits reference %q, outside the repositories of url-one", secret))
 
 	// A commit message naming an issue of the repository needs gitea.issue.close.

@@ -46,9 +46,9 @@ func TestE2EProfiles(t *testing.T) {
 	g := needGitea(t)
 	owner, repo := ownerRepo(g)
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	pr, _ := newPR(t, g, "bob", "e2e/profiles")
+	pr, head := newPR(t, g, "bob", "e2e/profiles")
 	prPath := fmt.Sprintf("/repos/%s/pulls/%d", g.Repo, pr)
-	merge := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"do": "merge"}}
+	merge := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"do": "merge", "head_commit_id": head}}
 	approve := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"event": "APPROVED", "body": "lgtm"}}
 	closePR := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"state": "closed"}}
 	closeIssue := map[string]any{"owner": owner, "repo": repo, "index": pr, "body": map[string]any{"state": "closed"}}

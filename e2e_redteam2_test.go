@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -169,8 +170,10 @@ func TestE2ESwitchingKeepsSeparation(t *testing.T) {
 // request had when Gitea got it: the author pushed after the reviewer read
 // the head, and the approval, recorded on the new head and not stale,
 // counted for code the reviewer never saw. An approval now names the commit
-// reviewed (commit_id, the head_sha of gitea_check_pr_eligibility); Gitea
-// marks it stale when the head has moved since.
+// reviewed (commit_id, the head_sha of gitea_check_pr_eligibility), and it
+// must be the live head: Gitea records one at another commit as a stale
+// approval (the control, straight to Gitea), which still counts unless branch
+// protection dismisses stale approvals.
 func TestE2EApprovalPinned(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "approve", false)
@@ -190,20 +193,41 @@ func TestE2EApprovalPinned(t *testing.T) {
 	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
 	args := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "event": "APPROVED", "body": "lgtm"}
 	res, isErr := c.callTool("gitea_review_pr", args)
-	if !isErr || str(get(res, "error.kind")) != "invalid_arguments" || !strings.Contains(str(get(res, "error.message")), "commit_id") {
+	if !isErr || str(get(res, "error.kind")) != "permission_denied" || !strings.Contains(str(get(res, "error.message")), "pass it as commit_id") {
 		t.Errorf("approval without commit_id: not refused: %v", res)
 	}
-	var reviews []struct{ State string }
-	s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), nil, http.StatusOK, &reviews)
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	if len(reviews) != 0 {
-		t.Errorf("reviews after the refusal: %v", reviews)
-	}
 	res, isErr = c.callTool("gitea_review_pr", with(args, "commit_id", c1.Commit.SHA))
-	if isErr || get(res, "data.stale") != true || str(get(res, "data.commit_id")) != c1.Commit.SHA {
-		t.Errorf("approval of %s, the head read before the push: want accepted and stale, got %v", c1.Commit.SHA, res)
+	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("commit_id %q is not the pull request's head %s", c1.Commit.SHA, c2.Commit.SHA)) {
+		t.Errorf("approval of %s, the head read before the push: not refused: %v", c1.Commit.SHA, res)
+	}
+	reviews := func() (states []string) {
+		var list []struct {
+			State    string
+			CommitID string `json:"commit_id"`
+			Stale    bool
+			User     struct{ Login string }
+		}
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), nil, http.StatusOK, &list)
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		for _, r := range list {
+			states = append(states, fmt.Sprintf("%s %s %s stale %v", r.User.Login, r.State, r.CommitID, r.Stale))
+		}
+		return states
+	}
+	if got := reviews(); len(got) != 0 {
+		t.Errorf("reviews after the refusals: %v", got)
+	}
+	res, isErr = c.callTool("gitea_review_pr", with(args, "commit_id", c2.Commit.SHA))
+	if isErr || get(res, "data.stale") == true || str(get(res, "data.commit_id")) != c2.Commit.SHA {
+		t.Errorf("approval of %s, the head: want accepted and not stale, got %v", c2.Commit.SHA, res)
+	}
+	// Control: straight to Gitea, an approval at c1 is recorded, stale.
+	s.call("alice", "POST", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), map[string]any{"event": "APPROVED", "commit_id": c1.Commit.SHA}, http.StatusOK, nil)
+	want := []string{"carol APPROVED " + c2.Commit.SHA + " stale false", "alice APPROVED " + c1.Commit.SHA + " stale true"}
+	if got := reviews(); !slices.Equal(got, want) {
+		t.Errorf("reviews: %v, want %v", got, want)
 	}
 }
 

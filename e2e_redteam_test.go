@@ -83,7 +83,10 @@ func TestE2EMergeMessageCloses(t *testing.T) {
 	wantDenied(t, c, "repoMergePullRequest", "POST", path, args("merge_message_field"), "gitea.issue.close", "closes the issues it names after a closing keyword")
 	wantDenied(t, c, "repoMergePullRequest", "POST", path, args("merge_title_field"), "gitea.issue.close", "closes the issues it names after a closing keyword")
 	// A pull request whose description closes an issue outside the list, merged under a profile limited to the repository.
-	var pr2 struct{ Number int }
+	var pr2 struct {
+		Number int
+		Head   struct{ SHA string }
+	}
 	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic2", "message": "topic2",
 		"files": []map[string]string{{"operation": "create", "path": "topic2.txt", "content": base64.StdEncoding.EncodeToString([]byte("topic2\n"))}}}, http.StatusCreated, nil)
 	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic2", "base": "main", "title": "second",
@@ -95,7 +98,7 @@ func TestE2EMergeMessageCloses(t *testing.T) {
 	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"merge-one","repositories":["`+repo+`"],"allowed_operations":["gitea.read","gitea.pr.merge"]}]}`), 0o600)
 	one := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=merge-one", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoMergePullRequest")
 	wantDenied(t, one, "repoMergePullRequest", "POST", fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, pr2.Number),
-		map[string]any{"owner": owner, "repo": name, "index": pr2.Number, "body": map[string]any{"do": "merge", "delete_branch_after_merge": false}},
+		map[string]any{"owner": owner, "repo": name, "index": pr2.Number, "body": map[string]any{"do": "merge", "head_commit_id": pr2.Head.SHA, "delete_branch_after_merge": false}},
 		"gitea.pr.merge", fmt.Sprintf("description references %q, outside the repositories of merge-one", secret))
 	for _, p := range []string{fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), fmt.Sprintf("/repos/%s/pulls/%d", repo, pr2.Number),
 		fmt.Sprintf("/repos/%s/issues/%d", repo, local.Number), fmt.Sprintf("/repos/%s/issues/%d", secret, far.Number)} {

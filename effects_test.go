@@ -292,14 +292,14 @@ func TestProfileFlagsDerived(t *testing.T) {
 // nothing is sent.
 func TestLiveEffectsUnreadable(t *testing.T) {
 	t.Parallel()
-	gitea := newScriptedGitea(t).user("carol").json("/repos/o/r/pulls/1", map[string]any{"user": map[string]any{"login": "bob"}, "head": map[string]any{"ref": "topic", "repo": nil}}).
+	gitea := newScriptedGitea(t).user("carol").json("/repos/o/r/pulls/1", map[string]any{"user": map[string]any{"login": "bob"}, "head": map[string]any{"ref": "topic", "sha": headSHA, "repo": nil}}).
 		otherwise(fakeAnswer{status: http.StatusInternalServerError, body: `{"message":"database is locked"}`})
 	for _, tc := range []struct {
 		profile, method, path string
 		body                  map[string]any
 		reason                string
 	}{
-		{"gitea-merger", "POST", "/repos/o/r/pulls/1/merge", map[string]any{"do": "merge"}, `cannot read from Gitea whether merging in "o/r" deletes the head branch`},
+		{"gitea-merger", "POST", "/repos/o/r/pulls/1/merge", map[string]any{"do": "merge", "head_commit_id": headSHA}, `cannot read from Gitea whether merging in "o/r" deletes the head branch`},
 		{"gitea-author", "POST", "/repos/o/r/pulls/1/update", nil, "cannot read the pull request's head repository from Gitea"},
 		{"gitea-author", "POST", "/repos/o/r/contents/a.txt", map[string]any{"content": "eA==", "branch": "dev"}, `cannot read the default branch of "o/r" from Gitea; refusing to write to "dev"`},
 		{"gitea-author", "PUT", "/repos/o/r/branches/dev", map[string]any{"new_commit_id": "abc"}, `cannot read the default branch of "o/r"`},

@@ -4,9 +4,10 @@ package main
 // to Gitea. Every tool's request, one operation with its arguments whatever
 // the door, goes through run: validate the arguments and encode the path
 // (resolve), decide it under the active profile (check, with the live reads
-// self-approval, self-merge and effects need), write the audit line of a
-// mutation, send, and hand the answer to the result pipeline. It also names transport faults and says which operations the
-// profile shows (permits, mayUse). It never sends a request it was told to
+// self-approval, self-merge, head pins and effects need), write the audit
+// line of a mutation, send, and hand the answer to the result pipeline. It
+// also names transport faults and says which operations the profile shows
+// (permits, mayUse). It never sends a request it was told to
 // deny, never follows a redirect, never retries a write, and never puts a
 // token into an answer or an error.
 
@@ -235,8 +236,9 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // check takes the policy decision for one call before anything is sent: the
 // profile's permissions and repositories, a verified identity for every
 // mutation, the runtime isolation check, and the checks that need Gitea's
-// live state (who authored the pull request being approved or merged; whether
-// the issue being closed is a pull request).
+// live state (who authored the pull request being approved or merged, and
+// whether the call pins its head, pinDenied; whether the issue being closed
+// is a pull request).
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	var me account
@@ -268,6 +270,8 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	switch {
 	case d.RequiredPermission == permApprove || d.RequiredPermission == permMerge:
 		if denied, why := selfActionDenied(d.RequiredPermission, me, pr.User); denied {
+			d.Allowed, d.Reason = false, why
+		} else if why := pinDenied(op.ID, args, pr.Head.SHA, x.pendingAt(ctx, op.ID, params)); why != "" {
 			d.Allowed, d.Reason = false, why
 		}
 	case op.ID == "issueEditIssue" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
@@ -303,6 +307,7 @@ type livePR struct {
 	Title string  `json:"title"`
 	Body  string  `json:"body"`
 	Head  struct {
+		SHA  string `json:"sha"`
 		Ref  string `json:"ref"`
 		Repo *struct {
 			FullName      string `json:"full_name"`
@@ -311,8 +316,19 @@ type livePR struct {
 	} `json:"head"`
 }
 
-// liveEffects judges what a write does by Gitea's live state (and refuses a
-// scheduled merge pinned to a head, a pin Gitea drops): a write landing
+// pendingAt is the commit the pending review that a call submits was made at
+// (the pin of its approval, pinDenied), "" if unread or the call submits none.
+func (x *executor) pendingAt(ctx context.Context, opID string, params map[string]string) string {
+	var review struct {
+		CommitID string `json:"commit_id"`
+	}
+	if opID == "repoSubmitPullReview" {
+		x.live(ctx, "repoGetPullReview", params, &review)
+	}
+	return review.CommitID
+}
+
+// liveEffects judges what a write does by Gitea's live state: a write landing
 // on a default branch also needs gitea.pr.merge unless the profile sets
 // allow_default_branch_writes; a merge that deletes its head branch (asked, or
 // by the repository's default) needs gitea.branch.delete; updating a pull
@@ -323,9 +339,6 @@ type livePR struct {
 // them, nor one its commits' messages reference. It returns the permission
 // and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
-	if body, _ := args["body"].(map[string]any); op.ID == "repoMergePullRequest" && body["merge_when_checks_succeed"] == true && nonEmpty(body["head_commit_id"]) {
-		return "", "merge_when_checks_succeed: true schedules the merge, and Gitea ignores head_commit_id for a scheduled merge: it merges whatever head the pull request has when its checks pass, commits pushed after the review included; merge without merge_when_checks_succeed to keep the head pinned"
-	}
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		body, _ := args["body"].(map[string]any)
 		src, _ := body["clone_addr"].(string)

@@ -110,14 +110,35 @@ func TestLiveChecks(t *testing.T) {
 	submit := func(commit string) map[string]any {
 		return map[string]any{"owner": "alice", "repo": "demo", "index": 1, "review_id": 7, "event": "APPROVED", "commit_id": commit}
 	}
-	merge := map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge"}}}
+	mergeWith := func(kv ...any) map[string]any {
+		return map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+			"body": with(map[string]any{"do": "merge"}, kv...)}}
+	}
+	merge := mergeWith("head_commit_id", headSHA)
+	createApproval := func(commit string) map[string]any {
+		return map[string]any{"operation": "repoCreatePullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+			"body": with(map[string]any{"event": "APPROVED"}, "commit_id", commit)}}
+	}
+	submitApproval := map[string]any{"operation": "repoSubmitPullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "id": 7,
+		"body": map[string]any{"event": "APPROVED"}}}
+	redo := func(field string) string {
+		return "read head_sha with gitea_check_pr_eligibility, review that commit and pass it as " + field + "; nothing was sent"
+	}
+	unpinned := func(field string) string {
+		return "an approval or a merge names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: " + redo(field)
+	}
+	stale := func(field string) string {
+		return fmt.Sprintf("%s %q is not the pull request's head %s (pushed since the review?): %s", field, otherSHA, headSHA, redo(field))
+	}
+	scheduled := "merge_when_checks_succeed: true schedules the merge, and Gitea ignores head_commit_id for a scheduled merge: it merges whatever head the pull request has " +
+		"when its checks pass, commits pushed after the review included; merge without merge_when_checks_succeed, naming the head as head_commit_id; nothing was sent"
 	editIssue := func(body map[string]any) map[string]any {
 		return map[string]any{"operation": "issueEditIssue", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": body}}
 	}
 	closeIssue := editIssue(map[string]any{"state": "closed"})
 	mergeDeleting := func(del bool) map[string]any {
 		return map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
-			"body": map[string]any{"do": "merge", "delete_branch_after_merge": del}}}
+			"body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": del}}}
 	}
 	createFile := func(branch string) map[string]any {
 		return map[string]any{"operation": "repoCreateFile", "arguments": map[string]any{"owner": "alice", "repo": "demo", "filepath": "a.md",
@@ -128,6 +149,12 @@ func TestLiveChecks(t *testing.T) {
 			f.user("bob").json(prPath, fakePR(author, "open", headSHA, true)).
 				on("POST", prPath+"/reviews", 200, `{"id":7}`).on("POST", prPath+"/merge", 200).
 				json(repoPath, map[string]any{"default_delete_branch_after_merge": false, "default_branch": "main"})
+		}
+	}
+	pending := func(commit string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			pr("alice")(f)
+			f.json(prPath+"/reviews/7", map[string]any{"id": 7, "state": "PENDING", "commit_id": commit}).on("POST", prPath+"/reviews/7", 200, `{"id":7}`)
 		}
 	}
 	issue := func(isPR bool) func(f *scriptedGitea) {
@@ -147,12 +174,41 @@ func TestLiveChecks(t *testing.T) {
 		{"approve another's pull request", "gitea-reviewer", pr("alice"), "gitea_review_pr", approve,
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
 		{"approve without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_review_pr", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "APPROVED"},
-			liveGot{IsError: true, Kind: "invalid_arguments", NoWho: true}},
-		{"submit an approval of the live head", "gitea-reviewer", func(f *scriptedGitea) {
-			pr("alice")(f)
-			f.on("POST", prPath+"/reviews/7", 200, `{"id":7}`)
-		}, "gitea_submit_pr_review", submit(headSHA),
-			liveGot{Sent: []string{getPR, getPR, "POST " + prPath + "/reviews/7"}}},
+			denied(permApprove, unpinned("commit_id"), getPR)},
+		{"approve a head since moved", "gitea-reviewer", pr("alice"), "gitea_review_pr", with(approve, "commit_id", otherSHA),
+			denied(permApprove, stale("commit_id"), getPR)},
+		{"approve through call_operation without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_call_operation", createApproval(""),
+			denied(permApprove, unpinned("commit_id"), getPR)},
+		{"approve through call_operation a head since moved", "gitea-reviewer", pr("alice"), "gitea_call_operation", createApproval(otherSHA),
+			denied(permApprove, stale("commit_id"), getPR)},
+		{"approve through call_operation the live head", "gitea-reviewer", pr("alice"), "gitea_call_operation", createApproval(headSHA),
+			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
+		{"approve with the head unreadable", "gitea-reviewer", func(f *scriptedGitea) { f.user("bob").json(prPath, fakePR("alice", "open", "", true)) },
+			"gitea_call_operation", createApproval(headSHA), denied(permApprove, fmt.Sprintf("commit_id %q is not the pull request's head  (pushed since the review?): %s", headSHA, redo("commit_id")), getPR)},
+		{"approve through api_request without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_api_request",
+			map[string]any{"method": "POST", "path": prPath + "/reviews", "body": map[string]any{"event": "APPROVED"}}, denied(permApprove, unpinned("commit_id"), getPR)},
+		{"merge through api_request without the commit reviewed", "gitea-merger", pr("alice"), "gitea_api_request",
+			map[string]any{"method": "POST", "path": prPath + "/merge", "body": map[string]any{"do": "merge", "delete_branch_after_merge": false}}, denied(permMerge, unpinned("head_commit_id"), getPR)},
+		{"merge through api_request the live head", "gitea-merger", pr("alice"), "gitea_api_request",
+			map[string]any{"method": "POST", "path": prPath + "/merge", "body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": false}},
+			liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
+		{"submit through call_operation a review made at the live head", "gitea-reviewer", pending(headSHA), "gitea_call_operation", submitApproval,
+			liveGot{Sent: []string{getPR, "GET " + prPath + "/reviews/7", "POST " + prPath + "/reviews/7"}}},
+		{"submit through call_operation a review made at a head since moved", "gitea-reviewer", pending(otherSHA), "gitea_call_operation", submitApproval,
+			denied(permApprove, fmt.Sprintf("the pending review was made at %s, and the pull request's head is now %s: Gitea would approve the head it has when the review is submitted; "+
+				"create the approval instead (repoCreatePullReview): %s", otherSHA, headSHA, redo("commit_id")), getPR, "GET "+prPath+"/reviews/7")},
+		{"submit through call_operation a review unreadable", "gitea-reviewer", pr("alice"), "gitea_call_operation", submitApproval,
+			denied(permApprove, "cannot read from Gitea the commit the pending review was made at; refusing to submit it as an approval; nothing was sent", getPR, "GET "+prPath+"/reviews/7")},
+		{"submit through call_operation a review naming no commit", "gitea-reviewer", pending(""), "gitea_call_operation", submitApproval,
+			denied(permApprove, "cannot read from Gitea the commit the pending review was made at; refusing to submit it as an approval; nothing was sent", getPR, "GET "+prPath+"/reviews/7")},
+		{"submit a comment reads no review", "gitea-reviewer", pending(otherSHA), "gitea_call_operation", map[string]any{"operation": "repoSubmitPullReview",
+			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "id": 7, "body": map[string]any{"event": "COMMENT", "body": "nit"}}},
+			liveGot{Sent: []string{"POST " + prPath + "/reviews/7"}}},
+		{"submit an approval of the live head", "gitea-reviewer", pending(headSHA), "gitea_submit_pr_review", submit(headSHA),
+			liveGot{Sent: []string{getPR, getPR, "GET " + prPath + "/reviews/7", "POST " + prPath + "/reviews/7"}}},
+		{"submit an approval of the live head, the review made at a head since moved", "gitea-reviewer", pending(otherSHA), "gitea_submit_pr_review", submit(headSHA),
+			denied(permApprove, fmt.Sprintf("the pending review was made at %s, and the pull request's head is now %s: Gitea would approve the head it has when the review is submitted; "+
+				"create the approval instead (repoCreatePullReview): %s", otherSHA, headSHA, redo("commit_id")), getPR, getPR, "GET "+prPath+"/reviews/7")},
 		{"submit an approval of a head since moved", "gitea-reviewer", pr("alice"), "gitea_submit_pr_review", submit(otherSHA),
 			liveGot{IsError: true, Blocked: []string{"head is still commit_id"}, Sent: []string{getPR}}},
 		{"submit an approval without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_submit_pr_review", submit(""),
@@ -178,14 +234,16 @@ func TestLiveChecks(t *testing.T) {
 			liveGot{Sent: []string{getPR, getRepo, "POST " + prPath + "/merge"}}},
 		{"merge keeping the head branch", "gitea-merger", pr("alice"), "gitea_call_operation", mergeDeleting(false),
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
-		{"scheduled merge pinned to a head", "gitea-merger", pr("alice"), "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
-			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "head_commit_id": headSHA,
-				"merge_when_checks_succeed": true, "delete_branch_after_merge": false}}}, denied(permMerge, "merge_when_checks_succeed: true schedules the merge, "+
-			"and Gitea ignores head_commit_id for a scheduled merge: it merges whatever head the pull request has when its checks pass, commits pushed after the review included; "+
-			"merge without merge_when_checks_succeed to keep the head pinned", getPR)},
-		{"scheduled merge without a pin", "gitea-merger", pr("alice"), "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
-			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "merge_when_checks_succeed": true,
-				"delete_branch_after_merge": false}}}, liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
+		{"merge without the commit reviewed", "gitea-merger", pr("alice"), "gitea_call_operation", mergeWith("delete_branch_after_merge", false),
+			denied(permMerge, unpinned("head_commit_id"), getPR)},
+		{"merge a head since moved", "gitea-merger", pr("alice"), "gitea_call_operation", mergeWith("head_commit_id", otherSHA, "delete_branch_after_merge", false),
+			denied(permMerge, stale("head_commit_id"), getPR)},
+		{"mark merged manually without the commit reviewed", "gitea-owner", pr("alice"), "gitea_call_operation", mergeWith("do", "manually-merged", "merge_commit_id", otherSHA),
+			denied(permMerge, unpinned("head_commit_id"), getPR)},
+		{"scheduled merge pinned to a head", "gitea-merger", pr("alice"), "gitea_call_operation",
+			mergeWith("head_commit_id", headSHA, "merge_when_checks_succeed", true, "delete_branch_after_merge", false), denied(permMerge, scheduled, getPR)},
+		{"scheduled merge without a pin", "gitea-merger", pr("alice"), "gitea_call_operation",
+			mergeWith("merge_when_checks_succeed", true, "delete_branch_after_merge", false), denied(permMerge, scheduled, getPR)},
 		{"merge deleting the head branch by default", "gitea-merger", func(f *scriptedGitea) {
 			pr("alice")(f)
 			f.json(repoPath, map[string]any{"default_delete_branch_after_merge": true})
@@ -527,7 +585,7 @@ func TestMergeCommitMessages(t *testing.T) {
 				answer("GET", commits, tc.pages...).on("POST", prPath+"/merge", 200)
 			s := f.server(t, "GITEA_MCP_PROFILE", "demo-merger", "GITEA_MCP_CONFIG", config)
 			out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
-				"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "delete_branch_after_merge": false}}})
+				"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": false}}})
 			reason := str0(get(out, "error.permission_report.reason"))
 			if merged := f.count("POST", prPath+"/merge") == 1; merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
 				t.Errorf("merged %v, reason %q; want %q: %v", merged, reason, tc.reason, out)

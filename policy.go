@@ -736,3 +736,38 @@ func selfActionDenied(perm string, me, author account) (bool, string) {
 	}
 	return false, ""
 }
+
+// pinDenied reports why an approval or merge (operation opID with args) does
+// not pin the pull request's live head, whatever the door, or "": unpinned,
+// Gitea approves or merges whatever head it has when the request arrives,
+// commits pushed after the review included. An approval created names the
+// head as commit_id (another commit Gitea records as a stale approval, which
+// still counts unless branch protection dismisses stale approvals); a pending
+// review submitted as an approval must have been made at it (pending, "" when
+// unread: the submit names no commit and Gitea approves its head of the
+// moment); a merge names it as head_commit_id, which Gitea drops for a
+// scheduled merge.
+func pinDenied(opID string, args map[string]any, head, pending string) string {
+	body, _ := args["body"].(map[string]any)
+	const redo = "read head_sha with gitea_check_pr_eligibility, review that commit and pass it as %s; nothing was sent"
+	field := "commit_id"
+	switch {
+	case opID == "repoMergePullRequest" && body["merge_when_checks_succeed"] == true:
+		return "merge_when_checks_succeed: true schedules the merge, and Gitea ignores head_commit_id for a scheduled merge: it merges whatever head the pull request has when its checks pass, commits pushed after the review included; merge without merge_when_checks_succeed, naming the head as head_commit_id; nothing was sent"
+	case opID == "repoMergePullRequest":
+		field = "head_commit_id"
+	case opID == "repoSubmitPullReview" && pending == "":
+		return "cannot read from Gitea the commit the pending review was made at; refusing to submit it as an approval; nothing was sent"
+	case opID == "repoSubmitPullReview" && pending != head:
+		return fmt.Sprintf("the pending review was made at %s, and the pull request's head is now %s: Gitea would approve the head it has when the review is submitted; create the approval instead (repoCreatePullReview): "+redo, pending, head, field)
+	case opID != "repoCreatePullReview":
+		return ""
+	}
+	switch pin, _ := body[field].(string); {
+	case pin == "":
+		return fmt.Sprintf("an approval or a merge names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: "+redo, field)
+	case pin != head:
+		return fmt.Sprintf("%s %q is not the pull request's head %s (pushed since the review?): "+redo, field, pin, head, field)
+	}
+	return ""
+}

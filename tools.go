@@ -674,17 +674,13 @@ func createIssueComment(ctx context.Context, s *server, _ *session, args map[str
 
 func reviewPR(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	body := with(nil, "event", args["event"], "body", args["body"], "commit_id", args["commit_id"])
-	call := with(target(args), "body", body)
-	if r := s.pinApproval(ctx, "gitea_review_pr", "review_pr", "repoCreatePullReview", call, args, false); r != nil {
-		return r
-	}
-	return envelopeResult(s.step(ctx, "gitea_review_pr", "review_pr", "repoCreatePullReview", call, nil))
+	return envelopeResult(s.step(ctx, "gitea_review_pr", "review_pr", "repoCreatePullReview", with(target(args), "body", body), nil))
 }
 
 func submitPRReview(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	body := with(nil, "event", args["event"], "body", args["body"])
 	call := with(target(args), "id", args["review_id"], "body", body)
-	if r := s.pinApproval(ctx, "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview", call, args, true); r != nil {
+	if r := s.pinSubmit(ctx, call, args); r != nil {
 		return r
 	}
 	return envelopeResult(s.step(ctx, "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview", call, nil))
@@ -698,6 +694,13 @@ func editPR(ctx context.Context, s *server, _ *session, args map[string]any) map
 	body := with(nil, "title", args["title"], "body", args["body"], "base", args["base"], "state", args["state"])
 	return envelopeResult(s.step(ctx, "gitea_edit_pr", action, "repoEditPullRequest", with(target(args), "body", body), nil))
 }
+
+// pinRule and pinMore are the head pin of approvals and merges (pinDenied),
+// as the guide and the task resolver tell it.
+const (
+	pinRule = "On every route an approval names the head_sha it reviewed as commit_id and a merge as head_commit_id, or nothing is sent."
+	pinMore = "A pending review is submitted as an approval only if it was made at the head; a scheduled merge (merge_when_checks_succeed) is refused, as Gitea drops the pin."
+)
 
 // taskOperations maps the workflow tasks to the canonical operations they need.
 var taskOperations = map[string][]string{
@@ -741,8 +744,12 @@ func resolveTask(ctx context.Context, s *server, _ *session, args map[string]any
 			with = append(with, p.Name)
 		}
 	}
-	return jsonResult(map[string]any{"task": task, "required_operations": ops, "active_profile": profileName(prof),
-		"allowed": allowed, "reason": why, "reference_profiles_with_it": with}, false)
+	out := map[string]any{"task": task, "required_operations": ops, "active_profile": profileName(prof),
+		"allowed": allowed, "reason": why, "reference_profiles_with_it": with}
+	if task == "approve_pr" || task == "merge_pr" {
+		out["pin"] = pinRule + " " + pinMore
+	}
+	return jsonResult(out, false)
 }
 
 func listProfiles(ctx context.Context, s *server, _ *session, _ map[string]any) map[string]any {
@@ -778,7 +785,10 @@ func (s *server) guide(ctx context.Context, long bool) string {
 		}
 		b.WriteString(".\n")
 	}
-	b.WriteString("Review and merge are separate roles held by separate identities: nobody approves or merges their own pull request. Flow: an author opens the pull request; a reviewer checks with gitea_check_pr_eligibility and reviews with gitea_review_pr (an approval names the head_sha it reviewed as commit_id); a merger checks eligibility, then calls gitea_merge_pr with the head_sha it reviewed and confirm \"MERGE PR <index>\".\n")
+	b.WriteString("Review and merge are separate roles held by separate identities: nobody approves or merges their own pull request. Flow: an author opens the pull request; a reviewer checks with gitea_check_pr_eligibility and reviews with gitea_review_pr; a merger checks eligibility, then calls gitea_merge_pr with the head_sha it reviewed and confirm \"MERGE PR <index>\". " + pinRule + "\n")
+	if long {
+		b.WriteString(pinMore + "\n")
+	}
 	if long {
 		b.WriteString("A refused call says why and what would make it possible; use the server configured for the role you need (one server per role: author, reviewer, merger). gitea_resolve_task_capability tells which operation a task needs and which profiles have it. Closing a pull request needs gitea.pr.close; an already-landed pull request is closed by the reconciler profile with gitea_reconcile_already_landed_pr, after a proof that its head is in the base branch. Issue comments (gitea_create_issue_comment) and review verdicts (gitea_review_pr) are different permissions.\n")
 	}

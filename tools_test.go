@@ -362,4 +362,10 @@ func TestListingAgreesWithCheck(t *testing.T) {
 	if get(res, "data.allowed") != false || str(get(res, "data.reference_profiles_with_it")) != "[prgs-reconciler]" {
 		t.Errorf("reconcile_already_landed_pr for gitea-owner, which gitea_reconcile_already_landed_pr refuses: %v", res["data"])
 	}
+	for task, field := range map[string]string{"approve_pr": "as commit_id", "merge_pr": "as head_commit_id", "comment_pr": ""} {
+		res, _ = fakeCall(t, ctx, servers["gitea-owner"], "gitea_resolve_task_capability", map[string]any{"task": task})
+		if pin := str0(get(res, "data.pin")); field == "" && pin != "" || !strings.Contains(pin, field) {
+			t.Errorf("%s: pin %q, want one naming %q", task, pin, field)
+		}
+	}
 }

@@ -3,9 +3,9 @@ package main
 // The workflow gates (README, "Workflow tools"): the checks that come
 // before a pull request is approved, merged, reconciled or a file written,
 // on top of the executor's own: eligibility (not the author, open,
-// mergeable), approval (names the head commit reviewed), merge (confirm text, unchanged head, expected files),
-// reconcile (head already in base, unchanged since the proof) and
-// write_file's own reads. A gate that cannot read what it needs refuses; every
+// mergeable), a submitted approval (its commit_id the live head), merge
+// (confirm text, unchanged head, expected files), reconcile (head already in
+// base, unchanged since the proof) and write_file's own reads. A gate that cannot read what it needs refuses; every
 // refusal is audited. Each request still goes through the executor.
 
 import (
@@ -191,7 +191,8 @@ func checkEligibility(ctx context.Context, s *server, _ *session, args map[strin
 		return envelopeResult(env)
 	}
 	out := map[string]any{"action": action, "eligible": passed(gates), "gates": gates, "head_sha": pr.Head.SHA,
-		"author": pr.User.Login, "state": pr.State, "mergeable": pr.Mergeable}
+		"author": pr.User.Login, "state": pr.State, "mergeable": pr.Mergeable,
+		"pin": map[string]string{"approve": "on every route an approval names head_sha as commit_id", "merge": "on every route a merge names head_sha as head_commit_id (gitea_merge_pr: head_sha)"}[action]}
 	if !passed(gates) {
 		out["hint"] = hint(s, action) // what would make it possible, only when it is not
 	}
@@ -365,14 +366,13 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	return jsonResult(map[string]any{"closed": true, "gates": gates, "head_sha": pr.Head.SHA, "base": pr.Base.Ref, "base_sha": baseSHA}, false)
 }
 
-// pinApproval refuses an approval (args' event APPROVED; call is the
-// operation opID's arguments) that does not name the head commit reviewed:
-// Gitea approves whatever head the pull request has when the approval
-// arrives, commits pushed after the review included. Gitea marks a created
-// review stale when its commit_id is not the head; a submitted one it takes
-// at the head of the moment (live), so the head is read and must be
-// commit_id. It returns the result of a refusal, or nil.
-func (s *server) pinApproval(ctx context.Context, tool, action, opID string, call, args map[string]any, live bool) map[string]any {
+// pinSubmit refuses gitea_submit_pr_review's approval (args' event APPROVED;
+// call is its repoSubmitPullReview arguments) unless its commit_id, the head
+// commit the reviewer says it reviewed, is the live head: the executor pins
+// the pending review to the head (pinDenied), but the submit's body cannot
+// carry this tool's commit_id. It returns the result of a refusal, or nil.
+func (s *server) pinSubmit(ctx context.Context, call, args map[string]any) map[string]any {
+	const tool, action, opID = "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview"
 	commit, _ := args["commit_id"].(string)
 	if args["event"] != "APPROVED" {
 		return nil
@@ -381,9 +381,6 @@ func (s *server) pinApproval(ctx context.Context, tool, action, opID string, cal
 		msg := "an approval names the head commit reviewed (commit_id: the head_sha of gitea_check_pr_eligibility); without it Gitea approves whatever head the pull request has when the approval arrives; nothing was sent"
 		s.refuseGates(ctx, tool, action, opID, call, []gate{{"commit_id", false, msg}})
 		return errorResult("invalid_arguments", msg)
-	}
-	if !live {
-		return nil
 	}
 	var pr pullRequest
 	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &pr); env.Error != nil {
