@@ -18,11 +18,13 @@
 //	find.go          gitea_find_operations: word search over the operations
 //	                 the active profile permits
 //	executor.go    * the executor, the one door to Gitea: resolve, policy
-//	                 check (identity, self-approval, self-merge, effects),
-//	                 encode, send, result pipeline, fault naming, what the
-//	                 profile shows (permits); the audit write is called here
+//	                 check (identity, self-approval, self-merge, head pins,
+//	                 effects), encode, send, result pipeline, fault naming,
+//	                 what the profile shows (permits); the audit write is
+//	                 called here
 //	policy.go      * the per-call policy decision (decide, permitted): route
-//	                 and body rules, effects, the repository allowlist
+//	                 and body rules, effects, the repository allowlist, the
+//	                 head pin of approvals and merges (pinDenied)
 //	profile.go     * profiles: canonical operations and aliases, built-in
 //	                 profiles, loading and selection, what a profile allows
 //	encode.go      * path and query encoding and the raw tool's route matching
@@ -526,34 +528,13 @@ func loadOpenAPI(cfg *config) ([]byte, error) {
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("GITEA_OPENAPI=live: %s answered %s", cfg.url.Host, resp.Status)
 		}
-		doc, err := readDoc(resp.Body)
-		if err != nil {
-			return nil, fmt.Errorf("GITEA_OPENAPI=live: %w", err)
-		}
-		return doc, nil
+		return io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	}
-	f, err := os.Open(cfg.openapi)
+	doc, err := os.ReadFile(cfg.openapi)
 	if err != nil {
 		return nil, fmt.Errorf("GITEA_OPENAPI: %w", err)
 	}
-	defer f.Close()
-	doc, err := readDoc(f)
-	if err != nil {
-		return nil, fmt.Errorf("GITEA_OPENAPI: %q: %w", cfg.openapi, err)
-	}
 	return doc, nil
-}
-
-// maxOpenAPI bounds a live or file OpenAPI document; Gitea 1.26.0's is 0.5 MB.
-const maxOpenAPI = 32 << 20
-
-// readDoc reads an OpenAPI document of at most maxOpenAPI bytes.
-func readDoc(r io.Reader) ([]byte, error) {
-	doc, err := io.ReadAll(io.LimitReader(r, maxOpenAPI+1))
-	if err == nil && len(doc) > maxOpenAPI {
-		err = fmt.Errorf("document larger than %d MiB", maxOpenAPI>>20)
-	}
-	return doc, err
 }
 
 // capabilities returns the server capabilities. The stateless era has no
