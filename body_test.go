@@ -331,7 +331,7 @@ func BenchmarkCanonicalDecision(b *testing.B) {
 
 // TestWholeNumbers checks that a whole number written another way (1.0, 1e0,
 // 0.0), which the schema takes as an integer, reaches Gitea as one in a path,
-// a query and a body, through every door: Go's decoder in Gitea needs it so
+// a query and a body (a member and a list element), through every door: Go's decoder in Gitea needs it so
 // (a path 1.0 is not found, limit=1.0 is ignored, 0.0 is no int64).
 func TestWholeNumbers(t *testing.T) {
 	t.Parallel()
@@ -349,7 +349,7 @@ func TestWholeNumbers(t *testing.T) {
 		{"gitea_call_operation", op("issueListIssues", map[string]any{"limit": json.Number("1e0"), "page": json.Number("2")})},
 		{"gitea_api_request", map[string]any{"method": "GET", "path": "/repos/alice/demo/issues/1.0"}},
 		{"gitea_api_request", map[string]any{"method": "GET", "path": "/repos/alice/demo/issues", "query": map[string]any{"limit": "10e-1"}}},
-		{"gitea_call_operation", op("issueCreateIssue", map[string]any{"body": map[string]any{"title": "t", "milestone": json.Number("0.0")}})},
+		{"gitea_call_operation", op("issueCreateIssue", map[string]any{"body": map[string]any{"title": "t", "milestone": json.Number("0.0"), "labels": []any{json.Number("2e0")}}})},
 	} {
 		if res, isErr := fakeCall(t, t.Context(), s, c.tool, c.args); isErr {
 			t.Errorf("%s %v: %v", c.tool, c.args, res)
@@ -363,7 +363,7 @@ func TestWholeNumbers(t *testing.T) {
 	}
 	want := []string{"GET /repos/alice/demo/issues/1? ", "GET /repos/alice/demo/issues?limit=1&page=2 ",
 		"GET /repos/alice/demo/issues/1? ", "GET /repos/alice/demo/issues?limit=1 ",
-		`POST /repos/alice/demo/issues? {"milestone":0,"title":"t"}`}
+		`POST /repos/alice/demo/issues? {"labels":[2],"milestone":0,"title":"t"}`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}

@@ -528,13 +528,34 @@ func loadOpenAPI(cfg *config) ([]byte, error) {
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("GITEA_OPENAPI=live: %s answered %s", cfg.url.Host, resp.Status)
 		}
-		return io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+		doc, err := readDoc(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("GITEA_OPENAPI=live: %w", err)
+		}
+		return doc, nil
 	}
-	doc, err := os.ReadFile(cfg.openapi)
+	f, err := os.Open(cfg.openapi)
 	if err != nil {
 		return nil, fmt.Errorf("GITEA_OPENAPI: %w", err)
 	}
+	defer f.Close()
+	doc, err := readDoc(f)
+	if err != nil {
+		return nil, fmt.Errorf("GITEA_OPENAPI: %q: %w", cfg.openapi, err)
+	}
 	return doc, nil
+}
+
+// maxOpenAPI bounds a live or file OpenAPI document; Gitea 1.26.0's is 0.5 MB.
+const maxOpenAPI = 32 << 20
+
+// readDoc reads an OpenAPI document of at most maxOpenAPI bytes.
+func readDoc(r io.Reader) ([]byte, error) {
+	doc, err := io.ReadAll(io.LimitReader(r, maxOpenAPI+1))
+	if err == nil && len(doc) > maxOpenAPI {
+		err = fmt.Errorf("document larger than %d MiB", maxOpenAPI>>20)
+	}
+	return doc, err
 }
 
 // capabilities returns the server capabilities. The stateless era has no

@@ -41,6 +41,7 @@ func TestStartupErrors(t *testing.T) {
 		{[]string{"GITEA_MCP_CONFIG=" + conflicted}, "giteamcp: infra_stop: conflict marker in " + conflicted + " at line 2; " + infraRecovery},
 		{[]string{"GITEA_URL=gitea.example.com"}, `giteamcp: GITEA_URL: want http(s)://host[:port][/path]`},
 		{[]string{"GITEA_OPENAPI=/no/such/file"}, "giteamcp: GITEA_OPENAPI: open /no/such/file: no such file or directory"},
+		{[]string{"GITEA_OPENAPI=/dev/zero"}, `giteamcp: GITEA_OPENAPI: "/dev/zero": document larger than 32 MiB`}, // read to the bound, no further
 		{[]string{"GITEA_MCP_TOOLS=nothingMatches"}, `giteamcp: GITEA_MCP_TOOLS: "nothingMatches" matches no operation`},
 	} {
 		cmd := exec.Command(serverBinary(t))

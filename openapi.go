@@ -138,21 +138,37 @@ func parseOpenAPI(doc []byte) ([]*operation, error) {
 // operation the embedded document lacks is judged by its route alone, whose
 // repository placeholders must stand as the policy reads them. A route must be plain segments: an empty,
 // "." or ".." segment could reach another route than the one judged.
+// A known operation must also take the same arguments, each where Gitea
+// reads it: the policy reads body fields by their documented names, so
+// delete_branch_after_merge renamed Delete_Branch_After_Merge in the body's
+// definition (which Gitea folds into the same field) would have it judge a
+// merge that keeps the head branch while Gitea deletes it.
 func sameOperations(ops []*operation) error {
 	known, err := parseOpenAPI(embeddedOpenAPI)
 	if err != nil {
 		return err
 	}
 	key := func(op *operation) string { return op.Method + " " + routeParam.ReplaceAllString(op.Route, "{}") }
-	byID, byKey := map[string]string{}, map[string]string{}
+	byID, byKey := map[string]*operation{}, map[string]string{}
 	for _, op := range known {
-		byID[op.ID], byKey[key(op)] = op.Method+" "+op.Route, op.ID
+		byID[op.ID], byKey[key(op)] = op, op.ID
 	}
 	for _, op := range ops {
-		k := key(op)
-		if want, ok := byID[op.ID]; ok && want != op.Method+" "+op.Route || byKey[k] != "" && byKey[k] != op.ID ||
+		k, want := key(op), byID[op.ID]
+		if want != nil && want.Method+" "+want.Route != op.Method+" "+op.Route || byKey[k] != "" && byKey[k] != op.ID ||
 			!plainRoute.MatchString(op.Route) || !repoParamsInPlace(op.Route) {
 			return fmt.Errorf("openapi document: %s %s: operation %q differs from Gitea 1.26.0's document", strings.ToLower(op.Method), op.Route, op.ID)
+		}
+		if want == nil {
+			continue
+		}
+		got, err := op.inputSchema()
+		if err != nil {
+			return fmt.Errorf("openapi document: %w", err)
+		}
+		w, _ := want.inputSchema()
+		if !bytes.Equal(encode(got), encode(w)) || !slices.EqualFunc(op.params, want.params, func(a, b param) bool { return a.In == b.In && a.Name == b.Name }) {
+			return fmt.Errorf("openapi document: %s %s: operation %q takes other arguments than in Gitea 1.26.0's document", strings.ToLower(op.Method), op.Route, op.ID)
 		}
 	}
 	return nil

@@ -307,8 +307,68 @@ func TestSameOperations(t *testing.T) {
 		{"someNewOperation", "POST", "orgs/{org}/repos", false},
 	} {
 		op := &operation{ID: tc.id, Method: tc.method, Route: tc.route}
+		if i, found := slices.BinarySearchFunc(known, tc.id, func(o *operation, id string) int { return strings.Compare(o.ID, id) }); found {
+			op.raw, op.defs = known[i].raw, known[i].defs // the same arguments: only the route is judged here
+		}
 		if err := sameOperations([]*operation{op}); (err == nil) != tc.ok {
 			t.Errorf("%s %s %s: got %v, want ok %v", tc.id, tc.method, tc.route, err, tc.ok)
+		}
+	}
+}
+
+// TestSameArguments: a live or file document must give an operation of Gitea
+// 1.26.0's document the same arguments, each where Gitea reads it; it may
+// reword a summary or add an operation.
+func TestSameArguments(t *testing.T) {
+	t.Parallel()
+	const create = "/repos/{owner}/{repo}/contents/{filepath}"
+	for _, tc := range []struct {
+		name string
+		edit func(paths, defs map[string]any)
+		want string // "" when the document is accepted
+	}{
+		{"unchanged", func(paths, defs map[string]any) {}, ""},
+		{"summary reworded", func(paths, defs map[string]any) {
+			paths[create].(map[string]any)["post"].(map[string]any)["summary"] = "Write a file"
+		}, ""},
+		{"new operation", func(paths, defs map[string]any) {
+			paths["/repos/{owner}/{repo}/new-thing"] = map[string]any{"get": map[string]any{"operationId": "someNewOperation",
+				"parameters": []any{map[string]any{"name": "new_branch", "in": "query", "type": "string"}}}}
+		}, ""},
+		{"body field also in the query", func(paths, defs map[string]any) {
+			op := paths[create].(map[string]any)["post"].(map[string]any)
+			op["parameters"] = append(op["parameters"].([]any), map[string]any{"name": "new_branch", "in": "query", "type": "string"})
+		}, `operation "repoCreateFile" takes other arguments`},
+		{"body field renamed", func(paths, defs map[string]any) { // Gitea folds it into delete_branch_after_merge
+			props := defs["MergePullRequestOption"].(map[string]any)["properties"].(map[string]any)
+			props["Delete_Branch_After_Merge"] = props["delete_branch_after_merge"]
+			delete(props, "delete_branch_after_merge")
+		}, `operation "repoMergePullRequest" takes other arguments`},
+		{"path parameter moved to the query", func(paths, defs map[string]any) {
+			op := paths[create].(map[string]any)["post"].(map[string]any)
+			op["parameters"].([]any)[2].(map[string]any)["in"] = "query"
+		}, `operation "repoCreateFile" takes other arguments`},
+		{"identity parameter", func(paths, defs map[string]any) {
+			op := paths["/user"].(map[string]any)["get"].(map[string]any)
+			op["parameters"] = []any{map[string]any{"name": "sudo", "in": "query", "type": "string"}}
+		}, `userGetCurrent: query parameter "sudo" would change who acts`},
+	} {
+		var doc map[string]any
+		if err := json.Unmarshal(embeddedOpenAPI, &doc); err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(doc["paths"].(map[string]any), doc["definitions"].(map[string]any))
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := parseOpenAPI(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sameOperations(ops)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -305,10 +305,6 @@ func suggestProfile(op string) string {
 // branch.push means "push branches / create commits" (gitea.branch.create, gitea.repo.commit).
 // Their can_* flags are derived from their operations.
 func builtinProfiles() []*profile {
-	all := make([]string, 0, len(canonicalOps))
-	for _, op := range canonicalOps {
-		all = append(all, op.name)
-	}
 	ps := []*profile{
 		{Name: "gitea-issue-manager",
 			AllowedOperations:   []string{"gitea.read", "gitea.issue.create", "gitea.issue.comment", "gitea.issue.label", "gitea.issue.close", "gitea.issue.edit"},
@@ -326,7 +322,7 @@ func builtinProfiles() []*profile {
 			AllowedOperations:   reconcilerNeeds,
 			ForbiddenOperations: reconcilerForbidden},
 		{Name: "gitea-owner",
-			AllowedOperations: all},
+			AllowedOperations: sortedSet(isCanonical)},
 	}
 	for _, p := range ps {
 		if err := p.compile(); err != nil {

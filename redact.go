@@ -31,14 +31,9 @@ type redactor struct {
 // newRedactor returns a redactor for the non-empty secrets, deduplicated and
 // ordered longest first.
 func newRedactor(secrets ...string) *redactor {
-	var s []string
-	for _, v := range secrets {
-		if v != "" && !slices.Contains(s, v) {
-			s = append(s, v)
-		}
-	}
+	s := slices.DeleteFunc(slices.Clone(secrets), func(v string) bool { return v == "" })
 	slices.SortFunc(s, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	return &redactor{secrets: s}
+	return &redactor{secrets: slices.Compact(s)} // sorted, so duplicates are adjacent
 }
 
 // redact replaces every occurrence of every secret in s with redactedMarker.
@@ -632,20 +627,21 @@ func replaceHidden(s string, repl func(rune) string) (string, int) {
 	var b strings.Builder
 	n, at := 0, 0 // s[:at] is written or replaced
 	for i := 0; i < len(s); i++ {
-		if invisibleSeconds[s[i]] == 0 {
+		if m := invisibleSeconds[s[i]]; m == 0 || i+1 == len(s) || m&(1<<(s[i+1]&0x3f)) == 0 {
 			continue
 		}
-		if size := hiddenSize(s, i); size > 0 {
-			if n == 0 {
-				b.Grow(len(s) + 16)
-			}
-			b.WriteString(s[at:i])
-			if repl != nil {
-				r, _ := utf8.DecodeRuneInString(s[i:])
-				b.WriteString(repl(r))
-			}
-			n, i, at = n+1, i+size-1, i+size
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if carrierOf(r) == nil {
+			continue
 		}
+		if n == 0 {
+			b.Grow(len(s) + 16)
+		}
+		b.WriteString(s[at:i])
+		if repl != nil {
+			b.WriteString(repl(r))
+		}
+		n, i, at = n+1, i+size-1, i+size
 	}
 	if n == 0 {
 		return s, 0
@@ -662,16 +658,4 @@ func carrierOf(r rune) *invisibleCarrier {
 		return &invisibleCarriers[i]
 	}
 	return nil
-}
-
-// hiddenSize returns the length of the invisible carrier at s[i], or 0.
-func hiddenSize(s string, i int) int {
-	if m := invisibleSeconds[s[i]]; m == 0 || i+1 == len(s) || m&(1<<(s[i+1]&0x3f)) == 0 {
-		return 0
-	}
-	r, size := utf8.DecodeRuneInString(s[i:])
-	if carrierOf(r) == nil {
-		return 0
-	}
-	return size
 }

@@ -21,9 +21,8 @@ import (
 	"unicode/utf8"
 )
 
-// scrubber runs the string passes of the pipeline over one result, in the
-// order that keeps a hidden character from splitting a secret: strip hidden
-// text, redact exact secrets, mask secret patterns. It collects what it did.
+// scrubber runs the string passes of the pipeline (scrubString, which gives
+// their order and why) over one result and collects what it did.
 type scrubber struct {
 	red       *redactor
 	mask      bool
@@ -336,11 +335,10 @@ var fileFields = []fileField{{
 
 // fileMember writes the string member key: lit (a JSON string literal) of
 // the object obj if it is file content or its encoding, and reports whether
-// it did. Content whose
-// bytes are UTF-8 becomes file text, and its encoding "text"; other bytes stay
-// base64, redacted and masked, up to MAX_BINARY_BYTES, and null beyond. enc
-// is the object's state (see value); keyOut where the member's name starts in
-// out.
+// it did. Content whose bytes are UTF-8 becomes file text, and its encoding
+// "text"; other bytes stay base64, redacted and masked, up to
+// MAX_BINARY_BYTES, and null beyond. enc is the object's state (see value);
+// keyOut where the member's name starts in out.
 func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int, keyOut int) ([]byte, bool) {
 	if key == "encoding" {
 		if *enc == -1 && string(lit) == `"base64"` {
