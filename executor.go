@@ -7,9 +7,9 @@ package main
 // self-approval, self-merge, head pins and effects need), write the audit
 // line of a mutation, send, and hand the answer to the result pipeline. It
 // also names transport faults and says which operations the profile shows
-// (permits, mayUse). It never sends a request it was told to
-// deny, never follows a redirect, never retries a write, and never puts a
-// token into an answer or an error.
+// (permits, mayUse). It never sends a request it was told to deny, never
+// follows a redirect, never retries a write, and never puts a token into an
+// answer or an error.
 
 import (
 	"bytes"

@@ -788,8 +788,6 @@ func (s *server) guide(ctx context.Context, long bool) string {
 	b.WriteString("Review and merge are separate roles held by separate identities: nobody approves or merges their own pull request. Flow: an author opens the pull request; a reviewer checks with gitea_check_pr_eligibility and reviews with gitea_review_pr; a merger checks eligibility, then calls gitea_merge_pr with the head_sha it reviewed and confirm \"MERGE PR <index>\". " + pinRule + "\n")
 	if long {
 		b.WriteString(pinMore + "\n")
-	}
-	if long {
 		b.WriteString("A refused call says why and what would make it possible; use the server configured for the role you need (one server per role: author, reviewer, merger). gitea_resolve_task_capability tells which operation a task needs and which profiles have it. Closing a pull request needs gitea.pr.close; an already-landed pull request is closed by the reconciler profile with gitea_reconcile_already_landed_pr, after a proof that its head is in the base branch. Issue comments (gitea_create_issue_comment) and review verdicts (gitea_review_pr) are different permissions.\n")
 	}
 	return b.String()

@@ -5,8 +5,9 @@ package main
 // on top of the executor's own: eligibility (not the author, open,
 // mergeable), a submitted approval (its commit_id the live head), merge
 // (confirm text, unchanged head, expected files), reconcile (head already in
-// base, unchanged since the proof) and write_file's own reads. A gate that cannot read what it needs refuses; every
-// refusal is audited. Each request still goes through the executor.
+// base, unchanged since the proof) and write_file's own reads. A gate that
+// cannot read what it needs refuses; every refusal is audited. Each request
+// still goes through the executor.
 
 import (
 	"context"
