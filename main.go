@@ -93,6 +93,7 @@
 //	GITEA_MCP_TOOLS             generated tools to list: operationIds and *
 //	                            globs, comma-separated, or "all"
 //	DISABLED_TOOLS              tool and operation names to remove, comma-separated
+//	                            (and the workflow tools that send such an operation)
 //	GITEA_TIMEOUT               timeout of one Gitea request (default 30s)
 //	GITEA_CA_FILE               PEM file of the CAs that sign Gitea's certificate
 //	                            (a private CA); they replace the system's

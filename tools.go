@@ -73,10 +73,11 @@ type tool struct {
 	listed      *Schema // the schema tools/list shows, if not schema
 	op          *operation
 	run         func(ctx context.Context, s *server, sess *session, args map[string]any) map[string]any
-	readOnly    bool   // a hand-written tool that only reads
-	perm        string // a workflow tool: listed when the profile allows this (gitea.pr.review: any review verdict)
-	switching   bool   // listed only when runtime profile switching is allowed
-	reconciler  bool   // listed only for a profile of the reconciler's shape (assessReconcilerProfile)
+	readOnly    bool     // a hand-written tool that only reads
+	perm        string   // a workflow tool: listed when the profile allows this (gitea.pr.review: any review verdict)
+	ops         []string // a workflow tool: every operation it sends (step refuses others); DISABLED_TOOLS naming one hides it
+	switching   bool     // listed only when runtime profile switching is allowed
+	reconciler  bool     // listed only for a profile of the reconciler's shape (assessReconcilerProfile)
 
 	listingOnce sync.Once
 	listing     json.RawMessage
@@ -171,9 +172,9 @@ func newCatalog(ops []*operation, include, disabled, profile string) (*catalog, 
 	return c, nil
 }
 
-// add lists t unless DISABLED_TOOLS names it.
+// add lists t unless DISABLED_TOOLS names it or an operation it sends.
 func (c *catalog) add(t *tool) {
-	if c.off[t.name] {
+	if c.off[t.name] || slices.ContainsFunc(t.ops, func(id string) bool { return c.off[id] }) {
 		return
 	}
 	c.listed = append(c.listed, t)
@@ -570,38 +571,38 @@ func workflowTools() []*tool {
 	}
 	event := &Schema{Type: "string", Enum: []any{"APPROVED", "REQUEST_CHANGES", "COMMENT"}}
 	return []*tool{
-		{name: "gitea_list_issue_comments", readOnly: true, perm: permRead, run: listIssueComments,
+		{name: "gitea_list_issue_comments", readOnly: true, perm: permRead, ops: []string{"issueGetComments"}, run: listIssueComments,
 			description: "List the discussion comments of an issue or pull request.",
 			schema:      obj([]string{"index"}, map[string]*Schema{"index": num})},
-		{name: "gitea_create_issue_comment", perm: "gitea.issue.comment", run: createIssueComment,
+		{name: "gitea_create_issue_comment", perm: "gitea.issue.comment", ops: []string{"issueCreateComment"}, run: createIssueComment,
 			description: "Comment on an issue's discussion (never a review verdict).",
 			schema:      obj([]string{"index", "body"}, map[string]*Schema{"index": num, "body": str("comment text")})},
-		{name: "gitea_review_pr", perm: "gitea.pr.review", run: reviewPR,
+		{name: "gitea_review_pr", perm: "gitea.pr.review", ops: []string{"repoCreatePullReview"}, run: reviewPR,
 			description: "Review a pull request: APPROVED, REQUEST_CHANGES, COMMENT, or PENDING to start a review.",
 			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED"),
 				"event": {Type: "string", Enum: []any{"APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING"}}})},
-		{name: "gitea_submit_pr_review", perm: "gitea.pr.review", run: submitPRReview,
+		{name: "gitea_submit_pr_review", perm: "gitea.pr.review", ops: []string{"repoSubmitPullReview", "repoGetPullRequest"}, run: submitPRReview,
 			description: "Submit a pending review with its verdict.",
 			schema: obj([]string{"index", "review_id", "event"}, map[string]*Schema{"index": num, "event": event,
 				"review_id": {Type: "integer"}, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED")})},
-		{name: "gitea_edit_pr", perm: "gitea.pr.create", run: editPR,
+		{name: "gitea_edit_pr", perm: "gitea.pr.create", ops: []string{"repoEditPullRequest"}, run: editPR,
 			description: "Edit a pull request's title, body or base; state \"closed\" needs gitea.pr.close.",
 			schema: obj([]string{"index"}, map[string]*Schema{"index": num, "title": str(""), "body": str(""), "base": str("base branch"),
 				"state": {Type: "string", Enum: []any{"open", "closed"}}})},
-		{name: "gitea_check_pr_eligibility", readOnly: true, perm: permRead, run: checkEligibility,
+		{name: "gitea_check_pr_eligibility", readOnly: true, perm: permRead, ops: []string{"repoGetPullRequest"}, run: checkEligibility,
 			description: "Report whether this identity and profile may approve or merge a pull request now, and why not.",
 			schema: obj([]string{"index", "action"}, map[string]*Schema{"index": num,
 				"action": {Type: "string", Enum: []any{"approve", "merge"}}})},
-		{name: "gitea_merge_pr", perm: permMerge, run: mergePR,
+		{name: "gitea_merge_pr", perm: permMerge, ops: []string{"repoGetPullRequest", "repoGetPullRequestFiles", "repoMergePullRequest"}, run: mergePR,
 			description: "Merge a pull request through gates: confirm \"MERGE PR <index>\", eligibility, Gitea's mergeable, unchanged head_sha, expected files.",
 			schema: obj([]string{"index", "head_sha", "confirm"}, map[string]*Schema{"index": num, "head_sha": str("head commit you reviewed"),
 				"merge_method":           {Type: "string", Enum: []any{"merge", "squash", "rebase"}},
 				"expected_changed_files": {Type: "array", Items: &Schema{Type: "string"}},
 				"confirm":                str("exactly: MERGE PR <index>")})},
-		{name: "gitea_reconcile_already_landed_pr", perm: "gitea.pr.close", reconciler: true, run: reconcile,
+		{name: "gitea_reconcile_already_landed_pr", perm: "gitea.pr.close", reconciler: true, ops: []string{"repoGetPullRequest", "repoGetBranch", "repoCompareDiff", "issueCreateComment", "repoEditPullRequest"}, run: reconcile,
 			description: "Close an open pull request whose head commit is already in its base branch, with a proof comment; refuses otherwise.",
 			schema:      obj([]string{"index"}, map[string]*Schema{"index": num})},
-		{name: "gitea_write_file", perm: "gitea.repo.commit", run: writeFile,
+		{name: "gitea_write_file", perm: "gitea.repo.commit", ops: []string{"repoGetContentsExt", "repoCreateFile", "repoUpdateFile"}, run: writeFile,
 			description: "Create or update a file on a branch from plain text; answers with the commit and file SHAs.",
 			schema: obj([]string{"path", "branch", "text", "message"}, map[string]*Schema{"path": str(""), "branch": str(""),
 				"text": str("whole new content"), "message": str(""), "sha": str("current file SHA; read when omitted")})},
@@ -620,10 +621,12 @@ func workflowTools() []*tool {
 
 // step runs one operation for a workflow tool through the executor, with
 // web URLs hidden, and decodes a successful answer's data into v (if not nil).
+// The operation must be one the tool declares (ops), so that DISABLED_TOOLS
+// hides every tool that would send it.
 func (s *server) step(ctx context.Context, tool, action, opID string, args map[string]any, v any) *envelope {
 	op, ok := s.cat.operation(opID)
-	if !ok {
-		return fail("unknown_operation", fmt.Sprintf("operation %q is disabled (DISABLED_TOOLS)", opID))
+	if t := s.cat.byName[tool]; !ok || t != nil && !slices.Contains(t.ops, opID) {
+		return fail("unknown_operation", fmt.Sprintf("%s does not send operation %q, or it is disabled (DISABLED_TOOLS)", tool, opID))
 	}
 	env := s.exec.run(ctx, &request{tool: tool, action: action, op: op, args: args, hideURLs: true, full: v != nil})
 	if env.Error != nil || v == nil {

@@ -120,6 +120,32 @@ func TestDisabledOperationUnreachable(t *testing.T) {
 	}
 }
 
+// TestDisabledHidesWorkflowTools: DISABLED_TOOLS naming an operation a
+// workflow tool sends hides the tool, which can then not be called; a
+// workflow tool sends no operation it does not declare.
+func TestDisabledHidesWorkflowTools(t *testing.T) {
+	t.Parallel()
+	for _, wt := range workflowTools() {
+		for _, id := range wt.ops {
+			s := testServer(t, map[string]string{"DISABLED_TOOLS": id})
+			if s.cat.byName[wt.name] != nil {
+				t.Errorf("DISABLED_TOOLS=%s: %s still listed", id, wt.name)
+			}
+			if _, rerr := s.callTool(t.Context(), nil, encode(map[string]any{"name": wt.name, "arguments": map[string]any{}})); rerr == nil || rerr.Code != codeInvalidParams {
+				t.Errorf("DISABLED_TOOLS=%s: %s callable: %v", id, wt.name, rerr)
+			}
+		}
+	}
+	s := testServer(t, nil)
+	if s.cat.byName["gitea_merge_pr"] == nil || s.cat.byName["gitea_edit_pr"] == nil {
+		t.Fatal("workflow tools not listed without DISABLED_TOOLS")
+	}
+	env := s.step(t.Context(), "gitea_edit_pr", "edit_pr", "repoMergePullRequest", map[string]any{"owner": "o", "repo": "r", "index": 1}, nil)
+	if env.Error == nil || env.Error.Kind != "unknown_operation" {
+		t.Errorf("gitea_edit_pr sent repoMergePullRequest, which it does not declare: %+v", env.Error)
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
