@@ -388,7 +388,7 @@ func TestMergeGates(t *testing.T) {
 		{"own pull request", "gitea-merger", open("bob", headSHA, true), "gitea_merge_pr", args(), refused("not the author")},
 		{"profile without merge", "gitea-reviewer", open("alice", headSHA, true), "gitea_merge_pr", args(), refused("profile allows gitea.pr.merge")},
 		{"identity unverifiable", "gitea-merger", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "open", headSHA, true)) }, "gitea_merge_pr", args(),
-			liveGot{IsError: true, Blocked: []string{"identity verified", "not the author"}, Sent: []string{getPR}}},
+			liveGot{IsError: true, Blocked: []string{"identity verified", "profile allows gitea.pr.merge", "not the author"}, Sent: []string{getPR}}},
 		{"closed", "gitea-merger", func(f *scriptedGitea) { f.user("bob").json(prPath, fakePR("alice", "closed", headSHA, true)) }, "gitea_merge_pr", args(),
 			refused("pull request open")},
 		{"pull request unreadable", "gitea-merger", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 500, `{"message":"boom"}`) }, "gitea_merge_pr", args(),
@@ -541,6 +541,51 @@ func TestWriteFileGates(t *testing.T) {
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.commit", Reason: reasonOf(t, "gitea-reviewer", "gitea.repo.commit"),
 				Sent: []string{"GET " + ext}}},
 	})
+}
+
+// TestEligibilityDecides: gitea_check_pr_eligibility's profile gate is the
+// policy's decision on the approval or merge itself (decide), so it says no
+// where the call would be refused for the profile's authenticated_username,
+// not only for a missing permission. (A repository outside the profile's is
+// refused at the first read.)
+func TestEligibilityDecides(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [
+		{"profile_name": "dana-merger", "allowed_operations": ["gitea.read", "gitea.pr.approve", "gitea.pr.merge"], "authenticated_username": "dana"},
+		{"profile_name": "any-merger", "allowed_operations": ["gitea.read", "gitea.pr.approve", "gitea.pr.merge"], "repositories": ["alice/demo"], "authenticated_username": "bob"}]}`), 0o600)
+	for _, tc := range []struct {
+		profile, action string
+		blocked         []string
+		detail          string // of the profile gate
+	}{
+		{"dana-merger", "merge", []string{"profile allows gitea.pr.merge"}, `identity "bob" is not "dana"`},
+		{"dana-merger", "approve", []string{"profile allows gitea.pr.approve"}, `identity "bob" is not "dana"`},
+		{"any-merger", "merge", nil, "allow"},
+		{"any-merger", "approve", nil, "allow"},
+	} {
+		f := newScriptedGitea(t).user("bob").json(prPath, fakePR("alice", "open", headSHA, true))
+		s := f.server(t, "GITEA_MCP_PROFILE", tc.profile, "GITEA_MCP_CONFIG", config)
+		out, _ := fakeCall(t, t.Context(), s, "gitea_check_pr_eligibility", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "action": tc.action})
+		var blocked []string
+		detail := ""
+		gates, _ := get(out, "data.gates").([]any)
+		if gates == nil {
+			t.Fatalf("%s %s: no gates: %v", tc.profile, tc.action, out)
+		}
+		for _, g := range gates {
+			g := g.(map[string]any)
+			if g["passed"] != true {
+				blocked = append(blocked, g["gate"].(string))
+			}
+			if strings.HasPrefix(g["gate"].(string), "profile allows") {
+				detail = str0(g["detail"])
+			}
+		}
+		if diff := cmp.Diff(tc.blocked, blocked); diff != "" || !strings.Contains(detail, tc.detail) {
+			t.Errorf("%s %s: mismatch (-want +got):\n%s\nprofile gate: %q, want it to contain %q", tc.profile, tc.action, diff, detail, tc.detail)
+		}
+	}
 }
 
 // TestMergeCommitMessages: under repositories, a merge first reads the

@@ -112,13 +112,14 @@ type gate struct {
 }
 
 // eligibility checks whether the caller may approve or merge a pull request
-// now: a verified identity, a profile that allows it, not the author, the pull
-// request open and, for a merge, Gitea's own mergeable. It reads the pull
-// request live and returns it with the gates.
+// now: a verified identity, the policy's decision on the approval or merge
+// (decide: the profile's permission, authenticated_username, repositories),
+// not the author, the pull request open and, for a merge, Gitea's own
+// mergeable. It reads the pull request live and returns it with the gates.
 func (s *server) eligibility(ctx context.Context, tool, action string, args map[string]any) (*pullRequest, []gate, *envelope) {
-	perm := permApprove
+	perm, opID, body := permApprove, "repoCreatePullReview", map[string]any{"event": "APPROVED"}
 	if action == "merge" {
-		perm = permMerge
+		perm, opID, body = permMerge, "repoMergePullRequest", map[string]any{}
 	}
 	var pr pullRequest
 	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &pr); env.Error != nil {
@@ -127,12 +128,19 @@ func (s *server) eligibility(ctx context.Context, tool, action string, args map[
 	prof, _ := s.exec.active(ctx)
 	me := s.exec.whoami(ctx)
 	login := me.Login
-	allowed, why := permitted(prof, perm)
+	d := decision{Reason: fmt.Sprintf("operation %q is not in the OpenAPI document", opID)}
+	if op := s.cat.byID[opID]; op != nil {
+		params := map[string]string{}
+		for k, v := range target(args) {
+			params[k] = fmt.Sprint(v)
+		}
+		d = decide(prof, login, tool, opInfo{ID: op.ID, Method: op.Method, Route: op.Route}, with(target(args), "body", body), params)
+	}
 	self, selfWhy := selfActionDenied(perm, me, pr.User)
 	mergeable := pr.Mergeable != nil && *pr.Mergeable
 	gates := []gate{
 		{"identity verified", login != "", "login " + login},
-		{"profile allows " + perm, allowed, why},
+		{"profile allows " + perm, d.Allowed, d.Reason},
 		{"not the author", !self, firstNonEmpty(selfWhy, "author "+pr.User.Login)},
 		{"pull request open", pr.State == "open" && !pr.Merged, "state " + pr.State},
 	}
