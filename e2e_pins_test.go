@@ -89,7 +89,7 @@ func TestE2EPinsEveryDoor(t *testing.T) {
 	if isErr || str(get(res, "data.state")) != "APPROVED" || str(get(res, "data.commit_id")) != c2.Commit.SHA || get(res, "data.stale") == true {
 		t.Errorf("approval pinned to the head through gitea_call_operation: %v", res)
 	}
-	res, isErr = reviewer.callTool("gitea_call_operation", map[string]any{"operation": "repoCreatePullReview", "arguments": args("body", map[string]any{"event": "PENDING", "body": "again"})})
+	res, isErr = reviewer.callTool("gitea_call_operation", map[string]any{"operation": "repoCreatePullReview", "arguments": args("body", map[string]any{"event": "PENDING", "commit_id": c2.Commit.SHA, "body": "again"})})
 	if isErr || str(get(res, "data.commit_id")) != c2.Commit.SHA {
 		t.Fatalf("a pending review at the head: %v", res)
 	}

@@ -261,7 +261,11 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		return d
 	}
 	var pr livePR
-	if d.RequiredPermission == permApprove || d.RequiredPermission == permMerge || op.ID == "repoUpdatePullRequest" {
+	// A pending review started is pinned too: submitted, it is judged by the
+	// commit it was made at (pendingAt), which without commit_id Gitea takes
+	// from whatever head the pull request has when the review is started.
+	pinned := d.RequiredPermission == permApprove || d.RequiredPermission == permMerge || op.ID == "repoCreatePullReview" && d.RequiredPermission == "gitea.pr.review"
+	if pinned || op.ID == "repoUpdatePullRequest" {
 		if !x.live(ctx, "repoGetPullRequest", params, &pr) {
 			d.Allowed, d.Reason = false, "cannot read the pull request (its author and head) from Gitea; refusing"
 			return d
@@ -272,6 +276,10 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		if denied, why := selfActionDenied(d.RequiredPermission, me, pr.User); denied {
 			d.Allowed, d.Reason = false, why
 		} else if why := pinDenied(op.ID, args, pr.Head.SHA, x.pendingAt(ctx, op.ID, params)); why != "" {
+			d.Allowed, d.Reason = false, why
+		}
+	case pinned:
+		if why := pinDenied(op.ID, args, pr.Head.SHA, ""); why != "" {
 			d.Allowed, d.Reason = false, why
 		}
 	case op.ID == "issueEditIssue" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):

@@ -119,13 +119,17 @@ func TestLiveChecks(t *testing.T) {
 		return map[string]any{"operation": "repoCreatePullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
 			"body": with(map[string]any{"event": "APPROVED"}, "commit_id", commit)}}
 	}
+	startPending := func(commit string) map[string]any {
+		return map[string]any{"operation": "repoCreatePullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+			"body": with(map[string]any{"body": "reading"}, "commit_id", commit)}}
+	}
 	submitApproval := map[string]any{"operation": "repoSubmitPullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "id": 7,
 		"body": map[string]any{"event": "APPROVED"}}}
 	redo := func(field string) string {
 		return "read head_sha with gitea_check_pr_eligibility, review that commit and pass it as " + field + "; nothing was sent"
 	}
 	unpinned := func(field string) string {
-		return "an approval or a merge names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: " + redo(field)
+		return "an approval, a merge or a pending review started names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: " + redo(field)
 	}
 	stale := func(field string) string {
 		return fmt.Sprintf("%s %q is not the pull request's head %s (pushed since the review?): %s", field, otherSHA, headSHA, redo(field))
@@ -192,6 +196,14 @@ func TestLiveChecks(t *testing.T) {
 		{"merge through api_request the live head", "gitea-merger", pr("alice"), "gitea_api_request",
 			map[string]any{"method": "POST", "path": prPath + "/merge", "body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": false}},
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
+		{"start a pending review through call_operation without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_call_operation", startPending(""),
+			denied("gitea.pr.review", unpinned("commit_id"), getPR)},
+		{"start a pending review through call_operation at a head since moved", "gitea-reviewer", pr("alice"), "gitea_call_operation", startPending(otherSHA),
+			denied("gitea.pr.review", stale("commit_id"), getPR)},
+		{"start a pending review through call_operation at the live head", "gitea-reviewer", pr("alice"), "gitea_call_operation", startPending(headSHA),
+			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
+		{"start a pending review through gitea_review_pr without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_review_pr",
+			map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "PENDING"}, denied("gitea.pr.review", unpinned("commit_id"), getPR)},
 		{"submit through call_operation a review made at the live head", "gitea-reviewer", pending(headSHA), "gitea_call_operation", submitApproval,
 			liveGot{Sent: []string{getPR, "GET " + prPath + "/reviews/7", "POST " + prPath + "/reviews/7"}}},
 		{"submit through call_operation a review made at a head since moved", "gitea-reviewer", pending(otherSHA), "gitea_call_operation", submitApproval,

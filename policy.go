@@ -742,11 +742,11 @@ func selfActionDenied(perm string, me, author account) (bool, string) {
 // Gitea approves or merges whatever head it has when the request arrives,
 // commits pushed after the review included. An approval created names the
 // head as commit_id (another commit Gitea records as a stale approval, which
-// still counts unless branch protection dismisses stale approvals); a pending
-// review submitted as an approval must have been made at it (pending, "" when
-// unread: the submit names no commit and Gitea approves its head of the
-// moment); a merge names it as head_commit_id, which Gitea drops for a
-// scheduled merge.
+// still counts unless branch protection dismisses stale approvals), and so
+// does a pending review started; a pending review submitted as an approval
+// must have been made at it (pending, "" when unread: the submit names no
+// commit and Gitea approves its head of the moment); a merge names it as
+// head_commit_id, which Gitea drops for a scheduled merge.
 func pinDenied(opID string, args map[string]any, head, pending string) string {
 	body, _ := args["body"].(map[string]any)
 	const redo = "read head_sha with gitea_check_pr_eligibility, review that commit and pass it as %s; nothing was sent"
@@ -765,7 +765,7 @@ func pinDenied(opID string, args map[string]any, head, pending string) string {
 	}
 	switch pin, _ := body[field].(string); {
 	case pin == "":
-		return fmt.Sprintf("an approval or a merge names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: "+redo, field)
+		return fmt.Sprintf("an approval, a merge or a pending review started names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: "+redo, field)
 	case pin != head:
 		return fmt.Sprintf("%s %q is not the pull request's head %s (pushed since the review?): "+redo, field, pin, head, field)
 	}

@@ -579,7 +579,7 @@ func workflowTools() []*tool {
 			schema:      obj([]string{"index", "body"}, map[string]*Schema{"index": num, "body": str("comment text")})},
 		{name: "gitea_review_pr", perm: "gitea.pr.review", ops: []string{"repoCreatePullReview"}, run: reviewPR,
 			description: "Review a pull request: APPROVED, REQUEST_CHANGES, COMMENT, or PENDING to start a review.",
-			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED"),
+			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED and PENDING"),
 				"event": {Type: "string", Enum: []any{"APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING"}}})},
 		{name: "gitea_submit_pr_review", perm: "gitea.pr.review", ops: []string{"repoSubmitPullReview", "repoGetPullRequest"}, run: submitPRReview,
 			description: "Submit a pending review with its verdict.",
@@ -702,7 +702,7 @@ func editPR(ctx context.Context, s *server, _ *session, args map[string]any) map
 // as the guide and the task resolver tell it.
 const (
 	pinRule = "On every route an approval names the head_sha it reviewed as commit_id and a merge as head_commit_id, or nothing is sent."
-	pinMore = "A pending review is submitted as an approval only if it was made at the head; a scheduled merge (merge_when_checks_succeed) is refused, as Gitea drops the pin."
+	pinMore = "A pending review is started naming the head as commit_id too, and submitted as an approval only if it was made at the head; a scheduled merge (merge_when_checks_succeed) is refused, as Gitea drops the pin."
 )
 
 // taskOperations maps the workflow tasks to the canonical operations they need.
