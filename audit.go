@@ -65,8 +65,9 @@ type auditEntry struct {
 }
 
 // auditEntryFor fills an audit entry from a policy decision; status is Gitea's (0 if not sent).
-func auditEntryFor(d decision, p *profile, sudo, method, path string, status int) auditEntry {
-	e := auditEntry{Profile: d.Profile, Login: d.Identity, Sudo: sudo, Tool: d.Tool, Action: d.Action, Operation: d.Operation,
+// The caller's sudo user is set when the entry is written (audited).
+func auditEntryFor(d decision, p *profile, method, path string, status int) auditEntry {
+	e := auditEntry{Profile: d.Profile, Login: d.Identity, Tool: d.Tool, Action: d.Action, Operation: d.Operation,
 		RequiredPermission: d.RequiredPermission, Method: method, Path: path, Decision: "denied", Rule: "policy", Reason: d.Reason, Status: status}
 	if d.Allowed {
 		e.Decision = "allowed"

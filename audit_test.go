@@ -87,7 +87,7 @@ func TestAuditChainAcrossReopen(t *testing.T) {
 		var head auditHead
 		for round := range 3 {
 			a := openTestAudit(t, path, key)
-			a.record(auditEntryFor(d, builtin(t, "gitea-merger"), "", "POST", "https://git.example/api/v1/repos/o/r/pulls/1/merge?token=x", 200))
+			a.record(auditEntryFor(d, builtin(t, "gitea-merger"), "POST", "https://git.example/api/v1/repos/o/r/pulls/1/merge?token=x", 200))
 			a.record(long)
 			head, _ = a.head()
 			if err := a.close(); err != nil {
@@ -667,10 +667,10 @@ func TestAuditProfileOfDecision(t *testing.T) {
 	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": "tok", "GITEA_MCP_PROFILE": "gitea-merger",
 		"GITEA_MCP_CONFIG": config, "GITEA_AUDIT_LOG": path})
 	x, ctx := s.exec, context.Background()
-	prof, c := x.active(ctx)
+	prof, _ := x.active(ctx)
 	d := decision{Allowed: true, Tool: "repoMergePullRequest", Operation: "repoMergePullRequest", RequiredPermission: permMerge,
 		Profile: prof.Name, Identity: "carol"}
-	e := auditEntryFor(d, prof, c.sudo, "POST", "/repos/alice/demo/pulls/1/merge", 200)
+	e := auditEntryFor(d, prof, "POST", "/repos/alice/demo/pulls/1/merge", 200)
 	x.activate(x.profiles.profiles["gitea-owner"], "tok") // the switch, while the merge was in flight
 	x.audited(ctx, e)
 	x.audit.close()

@@ -214,13 +214,13 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
 	d.Action = r.action
 	if !d.Allowed {
-		x.audited(ctx, auditEntryFor(d, prof, c.sudo, op.Method, p, 0))
+		x.audited(ctx, auditEntryFor(d, prof, op.Method, p, 0))
 		return &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID},
 			UntrustedContent: untrustedNotice, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
 	}
 	ex, err := x.send(ctx, op, p, query, body)
 	if d.RequiredPermission != permRead {
-		x.audited(ctx, auditEntryFor(d, prof, c.sudo, op.Method, p, ex.status))
+		x.audited(ctx, auditEntryFor(d, prof, op.Method, p, ex.status))
 	}
 	if err != nil {
 		return x.failure(ctx, ex, err, red)
