@@ -272,14 +272,10 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		}
 	}
 	switch {
-	case d.RequiredPermission == permApprove || d.RequiredPermission == permMerge:
+	case pinned: // selfActionDenied judges approvals and merges only
 		if denied, why := selfActionDenied(d.RequiredPermission, me, pr.User); denied {
 			d.Allowed, d.Reason = false, why
 		} else if why := pinDenied(op.ID, args, pr.Head.SHA, x.pendingAt(ctx, op.ID, params)); why != "" {
-			d.Allowed, d.Reason = false, why
-		}
-	case pinned:
-		if why := pinDenied(op.ID, args, pr.Head.SHA, ""); why != "" {
 			d.Allowed, d.Reason = false, why
 		}
 	case op.ID == "issueEditIssue" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
