@@ -392,6 +392,9 @@ func (a *auditLog) close() error {
 // later mutations then stop (infra_stop).
 func (x *executor) audited(ctx context.Context, e auditEntry) {
 	_, c := x.active(ctx)
+	red := newRedactor(append([]string{c.token}, x.cfg.secrets...)...) // a reason or path may quote a secret
+	e.Reason, _, _ = scrubString(e.Reason, red, x.cfg.secretMode != modeOff)
+	e.Path, _, _ = scrubString(e.Path, red, x.cfg.secretMode != modeOff)
 	c.mu.Lock()
 	e.Sudo = c.sudo
 	if e.Login == "" {

@@ -3,19 +3,25 @@ package main
 // The result envelope (README, "Results"): every answer, success or failure,
 // is one JSON object saying who acted, what was requested and that the data
 // is untrusted, with what the pipeline redacted, masked or cut. Gitea's
-// error messages pass the same scrubbing as its data; nothing reaches the
-// model except through an envelope built here.
+// error messages and the policy's reasons pass the same scrubbing as its
+// data, and transport faults are named here in words that show neither
+// Gitea's address nor the server's; nothing reaches the model except through
+// an envelope built here.
 
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -106,8 +112,12 @@ type failure struct {
 	PermissionReport *decision `json:"permission_report,omitempty"` // permission_denied, infra_stop
 }
 
-// maxErrorMessage bounds a Gitea error message in a result.
-const maxErrorMessage = 500
+// maxErrorMessage bounds a Gitea error message in a result, maxReason the
+// reason of a refusal.
+const (
+	maxErrorMessage = 500
+	maxReason       = 1000
+)
 
 // credentialIssuing are the operations whose successful result is a freshly
 // minted credential: masking would make it unusable, so they skip masking and
@@ -135,12 +145,12 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 		if ex.status < 400 {
 			msg = x.redirectMessage(ex)
 		}
-		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.message(sc, msg)}
+		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.message(sc, msg, maxErrorMessage)}
 	} else {
 		env.Pagination = readPagination(ex)
 		// data gets what the envelope leaves of maxChars, less room for the
-		// truncation, hidden and masking fields.
-		budget := x.cfg.maxChars - len(encode(env)) - 300
+		// truncation, hidden, masking and marking fields (maxMarked).
+		budget := x.cfg.maxChars - len(encode(env)) - 300 - 50*maxMarked
 		var err error
 		if env.Data, env.Truncated, err = sc.body(ex, x.cfg.maxItems, budget); err != nil {
 			kind := "malformed_response"
@@ -173,17 +183,22 @@ func (x *executor) failure(ctx context.Context, ex *sent, err error, red *redact
 	_, c := x.active(ctx)
 	return &envelope{Request: &requestInfo{Method: ex.method, Path: ex.path}, Status: ex.status,
 		Identity: c.identity(), UntrustedContent: untrustedNotice, Error: &failure{Status: ex.status, Kind: kind,
-			Message: x.message(&scrubber{red: red, mask: x.cfg.secretMode != modeOff}, msg)}}
+			Message: x.message(&scrubber{red: red, mask: x.cfg.secretMode != modeOff}, msg, maxErrorMessage)}}
 }
 
-// message scrubs an error message like data, cuts it to maxErrorMessage and
-// removes the Gitea instance's absolute URL unless GITEA_MCP_REVEAL_ENDPOINTS=1.
-func (x *executor) message(sc *scrubber, msg string) string {
-	msg = fitString(sc.str(msg), maxErrorMessage)
-	if x.cfg.revealEndpoints || x.cfg.url == nil {
-		return msg
+// message scrubs an error message like data, removes the Gitea instance's
+// absolute URL unless GITEA_MCP_REVEAL_ENDPOINTS=1, and only then cuts it to
+// limit bytes: a URL or a secret across the cut would leave a prefix. The
+// URL goes before each scrub, so that neither its removal nor that of the
+// hidden characters inside it can join a secret nothing then masks.
+func (x *executor) message(sc *scrubber, msg string, limit int) string {
+	for range 2 {
+		if !x.cfg.revealEndpoints && x.cfg.url != nil {
+			msg = strings.ReplaceAll(strings.ReplaceAll(msg, x.cfg.apiBase, ""), strings.TrimSuffix(x.cfg.url.String(), "/"), "")
+		}
+		msg = sc.str(msg)
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(msg, x.cfg.apiBase, ""), strings.TrimSuffix(x.cfg.url.String(), "/"), "")
+	return fitString(msg, limit)
 }
 
 // statusKinds names the HTTP error statuses; other 3xx are "redirect", 5xx
@@ -306,3 +321,68 @@ func (c *caller) identity() *identity {
 	}
 	return id
 }
+
+// fault names what went wrong with a request to Gitea, in words that name
+// neither its host nor its address.
+func (x *executor) fault(err error) (kind, msg string) {
+	var ke *kindError
+	var dns *net.DNSError
+	var ne net.Error
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.kind, ke.Error()
+	case errors.Is(err, context.Canceled):
+		return "cancelled", "the request was cancelled"
+	case errors.As(err, &dns):
+		return "dns_error", "cannot resolve the host name of GITEA_URL: " + dns.Err
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout", fmt.Sprintf("no complete answer from Gitea within GITEA_TIMEOUT (%v)", x.cfg.timeout)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection_refused", "Gitea refused the connection: is it running at GITEA_URL?"
+	}
+	if why := tlsFault(err); why != "" {
+		return "tls_error", "TLS with Gitea failed: " + why
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err // without Gitea's address and the server's
+	} else if errors.As(err, &ue) {
+		err = ue.Err // without the method and URL, which the envelope has
+	}
+	return "network_error", "the connection to Gitea failed: " + err.Error()
+}
+
+// tlsFault says why a TLS handshake failed, or "" for an error that is not
+// one.
+func tlsFault(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &unknown):
+		return "its certificate is signed by an unknown authority (for a private CA, set GITEA_CA_FILE)"
+	case errors.As(err, &host):
+		return "its certificate is not valid for the host name of GITEA_URL"
+	case errors.As(err, &invalid):
+		return "its certificate is expired or not valid"
+	case errors.As(err, &verify):
+		return "its certificate cannot be verified"
+	case errors.As(err, &record) || strings.HasSuffix(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's words, not a type
+		return "it does not speak TLS (should GITEA_URL start with http://?)"
+	case errors.As(err, &alert):
+		return "it refused the handshake (" + alert.Error() + ")"
+	}
+	return ""
+}
+
+// kindError is an error with the error.kind it is reported under.
+type kindError struct {
+	kind string
+	err  error
+}
+
+func (e *kindError) Error() string { return e.err.Error() }

@@ -6,8 +6,7 @@ package main
 // (resolve), decide it under the active profile (check, with the live reads
 // self-approval, self-merge, head pins and effects need), write the audit
 // line of a mutation, send, and hand the answer to the result pipeline. It
-// also names transport faults and says which operations the profile shows
-// (permits, mayUse). It never sends a request it was told to deny, never
+// also says which operations the profile shows (permits, mayUse). It never sends a request it was told to deny, never
 // follows a redirect, never retries a write, and never puts a token into an
 // answer or an error.
 
@@ -15,8 +14,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -31,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -212,11 +208,14 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 		args["body"] = body
 	}
 	d := x.check(ctx, prof, r.tool, op, args, pathParams)
-	d.Action = r.action
+	// A reason may quote what Gitea holds (a referenced name, a branch): it
+	// reaches the model and the audit log through the pipeline too.
+	sc := &scrubber{red: red, mask: x.cfg.secretMode != modeOff}
+	d.Action, d.Reason = r.action, x.message(sc, d.Reason, maxReason)
 	if !d.Allowed {
 		x.audited(ctx, auditEntryFor(d, prof, op.Method, p, 0))
-		return &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID},
-			UntrustedContent: untrustedNotice, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
+		return &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID}, UntrustedContent: untrustedNotice,
+			HiddenRemoved: sc.hidden, SecretsMasked: sc.rules, Error: &failure{Kind: d.kind(), Message: d.Reason, PermissionReport: &d}}
 	}
 	ex, err := x.send(ctx, op, p, query, body)
 	if d.RequiredPermission != permRead {
@@ -699,68 +698,6 @@ func (x *executor) whoami(ctx context.Context) account {
 	c.me = me
 	return me
 }
-
-// fault names what went wrong with a request to Gitea, in words that name
-// neither its host nor its address.
-func (x *executor) fault(err error) (kind, msg string) {
-	var ke *kindError
-	var dns *net.DNSError
-	var ne net.Error
-	var ue *url.Error
-	switch {
-	case errors.As(err, &ke):
-		return ke.kind, ke.Error()
-	case errors.Is(err, context.Canceled):
-		return "cancelled", "the request was cancelled"
-	case errors.As(err, &dns):
-		return "dns_error", "cannot resolve the host name of GITEA_URL: " + dns.Err
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return "timeout", fmt.Sprintf("no complete answer from Gitea within GITEA_TIMEOUT (%v)", x.cfg.timeout)
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection_refused", "Gitea refused the connection: is it running at GITEA_URL?"
-	}
-	if why := tlsFault(err); why != "" {
-		return "tls_error", "TLS with Gitea failed: " + why
-	}
-	if errors.As(err, &ue) {
-		err = ue.Err // without the method and URL, which the envelope has
-	}
-	return "network_error", "the connection to Gitea failed: " + err.Error()
-}
-
-// tlsFault says why a TLS handshake failed, or "" for an error that is not
-// one.
-func tlsFault(err error) string {
-	var unknown x509.UnknownAuthorityError
-	var host x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var verify *tls.CertificateVerificationError
-	var record tls.RecordHeaderError
-	var alert tls.AlertError
-	switch {
-	case errors.As(err, &unknown):
-		return "its certificate is signed by an unknown authority (for a private CA, set GITEA_CA_FILE)"
-	case errors.As(err, &host):
-		return "its certificate is not valid for the host name of GITEA_URL"
-	case errors.As(err, &invalid):
-		return "its certificate is expired or not valid"
-	case errors.As(err, &verify):
-		return "its certificate cannot be verified"
-	case errors.As(err, &record) || strings.HasSuffix(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's words, not a type
-		return "it does not speak TLS (should GITEA_URL start with http://?)"
-	case errors.As(err, &alert):
-		return "it refused the handshake (" + alert.Error() + ")"
-	}
-	return ""
-}
-
-// kindError is an error with the error.kind it is reported under.
-type kindError struct {
-	kind string
-	err  error
-}
-
-func (e *kindError) Error() string { return e.err.Error() }
 
 // permits reports whether the active profile may call op with some
 // arguments, judged without identity: what tools/list and

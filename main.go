@@ -19,16 +19,16 @@
 //	                 the active profile permits
 //	executor.go    * the executor, the one door to Gitea: resolve, policy
 //	                 check (identity, self-approval, self-merge, head pins,
-//	                 effects), encode, send, result pipeline, fault naming,
-//	                 what the profile shows (permits); the audit write is
-//	                 called here
+//	                 effects), encode, send, result pipeline, what the
+//	                 profile shows (permits); the audit write is called here
 //	policy.go      * the per-call policy decision (decide, permitted): route
 //	                 and body rules, effects, the repository allowlist, the
 //	                 head pin of approvals and merges (pinDenied)
 //	profile.go     * profiles: canonical operations and aliases, built-in
 //	                 profiles, loading and selection, what a profile allows
 //	encode.go      * path and query encoding and the raw tool's route matching
-//	envelope.go    * the result envelope and error messages
+//	envelope.go    * the result envelope, error messages and refusal
+//	                 reasons (scrubbed and bounded), fault naming
 //	scrub.go       * the scrubbing walk over JSON answers, and the JSON scanner
 //	                 it, compact.go and openapi.go share
 //	redact.go      * exact redaction, pattern masking, hidden-character removal

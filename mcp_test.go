@@ -64,7 +64,7 @@ func TestInfraStopOnMutation(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module giteamcp\n"), 0o600)
 	os.Mkdir(filepath.Join(dir, ".git"), 0o700)
-	c := startClientIn(t, dir, "GITEA_URL=http://127.0.0.1:9", "GITEA_TOKEN=t", "GITEA_MCP_PROFILE=gitea-owner")
+	c := startClientIn(t, dir, "GITEA_URL=http://127.0.0.1:9", "GITEA_TOKEN=infra-test-token", "GITEA_MCP_PROFILE=gitea-owner")
 	c.initialize("2025-11-25")
 	c.call("tools/list", nil) // waits for the start-up checks
 	os.WriteFile(filepath.Join(dir, ".git", "MERGE_HEAD"), []byte("x\n"), 0o600)

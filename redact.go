@@ -560,13 +560,25 @@ type invisibleCarrier struct {
 
 // invisibleCarriers are the hidden-text characters: Unicode's
 // Default_Ignorable_Code_Point (DerivedCoreProperties.txt), which includes the
-// bidi controls of Trojan Source (CVE-2021-42574), plus the interlinear
-// annotation controls. Sorted, not overlapping. In prose they are removed
+// bidi controls of Trojan Source (CVE-2021-42574), every format character
+// (category Cf: the interlinear annotation and Egyptian format controls
+// among them) and every control character but tab, newline and carriage
+// return (a NUL or DEL inside a secret would split it from masking, and
+// shows as nothing). Sorted, not overlapping. In prose they are removed
 // (stripHidden), in file text shown as markers (markHidden).
 var invisibleCarriers = []invisibleCarrier{
+	{0x0000, 0x0008, "control character", "ghp_R2d2\x00C3po"},
+	{0x000B, 0x000C, "control character", "page\fbreak\v"},
+	{0x000E, 0x001F, "control character", "\x1b[8mhidden"},
+	{0x007F, 0x009F, "control character", "to\x7fken\u0085"},
 	{0x00AD, 0x00AD, "soft hyphen", "pass\u00adword"},
 	{0x034F, 0x034F, "combining grapheme joiner", "ad\u034fmin"},
+	{0x0600, 0x0605, "prepended concatenation mark", "\u06001\u0605"},
 	{0x061C, 0x061C, "bidi control", "\u061c1 + 2"},
+	{0x06DD, 0x06DD, "prepended concatenation mark", "\u06dd12"},
+	{0x070F, 0x070F, "syriac abbreviation mark", "a\u070fb"},
+	{0x0890, 0x0891, "prepended concatenation mark", "\u08901"},
+	{0x08E2, 0x08E2, "prepended concatenation mark", "\u08e21"},
 	{0x115F, 0x1160, "hangul filler", "x\u115f\u1160y"},
 	{0x17B4, 0x17B5, "khmer inherent vowel", "a\u17b4b"},
 	{0x180B, 0x180F, "mongolian variation selector or vowel separator", "a\u180eb"},
@@ -583,6 +595,9 @@ var invisibleCarriers = []invisibleCarrier{
 	{0xFFA0, 0xFFA0, "hangul filler", "a\uffa0b"},
 	{0xFFF0, 0xFFF8, "unassigned ignorable", "a\ufff0b"},
 	{0xFFF9, 0xFFFB, "interlinear annotation", "\ufff9base\ufffahidden note\ufffb"},
+	{0x110BD, 0x110BD, "kaithi number sign", "\U000110bd1"},
+	{0x110CD, 0x110CD, "kaithi number sign", "\U000110cd1"},
+	{0x13430, 0x1343F, "egyptian hieroglyph format control", "ghp_R2d2\U00013430C3po"},
 	{0x1BCA0, 0x1BCA3, "shorthand format control", "a\U0001bca0b"},
 	{0x1D173, 0x1D17A, "musical format control", "a\U0001d173b"},
 	{0xE0000, 0xE007F, "tag", "hi\U000e0049\U000e0047\U000e004e\U000e007f"},
@@ -593,13 +608,17 @@ var invisibleCarriers = []invisibleCarrier{
 
 // invisibleSeconds has, for each first byte of the UTF-8 encoding of an
 // invisible carrier, a bit for each second byte (a continuation byte, 0x80 to
-// 0xBF) that one of them has: two loads rule out almost every other text.
+// 0xBF) that one of them has, and every bit for a carrier of one byte: two
+// loads rule out almost every other text.
 var invisibleSeconds = func() (t [256]uint64) {
 	var b [utf8.UTFMax]byte
 	for _, c := range invisibleCarriers {
 		for r := c.lo; r <= c.hi; r++ {
-			utf8.EncodeRune(b[:], r)
-			t[b[0]] |= 1 << (b[1] & 0x3f)
+			if utf8.EncodeRune(b[:], r) == 1 {
+				t[b[0]] = ^uint64(0)
+			} else {
+				t[b[0]] |= 1 << (b[1] & 0x3f)
+			}
 		}
 	}
 	return t
@@ -609,13 +628,22 @@ var invisibleSeconds = func() (t [256]uint64) {
 // how many it removed.
 func stripHidden(s string) (string, int) { return replaceHidden(s, nil) }
 
+// maxMarked bounds the code points markHidden names in marked; the others are
+// counted together under "other", so that the report stays within the room
+// the envelope keeps for it.
+const maxMarked = 8
+
 // markHidden replaces each of the invisibleCarriers in s with a visible
 // marker such as <U+202E>, and counts each in marked under its code point and
 // carrier name.
 func markHidden(s string, marked map[string]int) string {
 	out, _ := replaceHidden(s, func(r rune) string {
 		marker := fmt.Sprintf("<U+%04X>", r)
-		marked[marker[1:len(marker)-1]+" "+carrierOf(r).name]++
+		key := marker[1:len(marker)-1] + " " + carrierOf(r).name
+		if _, named := marked[key]; !named && len(marked) >= maxMarked {
+			key = "other"
+		}
+		marked[key]++
 		return marker
 	})
 	return out
@@ -627,7 +655,7 @@ func replaceHidden(s string, repl func(rune) string) (string, int) {
 	var b strings.Builder
 	n, at := 0, 0 // s[:at] is written or replaced
 	for i := 0; i < len(s); i++ {
-		if m := invisibleSeconds[s[i]]; m == 0 || i+1 == len(s) || m&(1<<(s[i+1]&0x3f)) == 0 {
+		if m := invisibleSeconds[s[i]]; m == 0 || s[i] >= utf8.RuneSelf && (i+1 == len(s) || m&(1<<(s[i+1]&0x3f)) == 0) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])

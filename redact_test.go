@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -279,6 +280,15 @@ func TestCarriersRequired(t *testing.T) {
 			if carrierOf(r) == nil {
 				t.Errorf("%U is not an invisible carrier", r)
 			}
+		}
+	}
+	// Every control character but tab, newline and carriage return, and every
+	// format character and default-ignorable code point of Go's own tables.
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := unicode.In(r, unicode.Cc, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) &&
+			r != '\t' && r != '\n' && r != '\r'
+		if want && carrierOf(r) == nil {
+			t.Errorf("%U (%s) is not an invisible carrier", r, string(r))
 		}
 	}
 }
