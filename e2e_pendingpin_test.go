@@ -7,17 +7,20 @@ import (
 	"testing"
 )
 
-// TestE2EPendingReviewPin: found by review. A pending review submitted as an
-// approval was judged by the commit it was made at, but starting one named no
-// commit: Gitea made it at whatever head the pull request had then. A reviewer
-// who read c1 started one after the author pushed c2 (through any door, with
-// no commit_id) and submitted it as an approval, and Gitea approved c2, which
-// nobody named. Now starting a pending review names the head as commit_id on
-// every door; a comment review still needs none. The control, straight to
-// Gitea: the two steps without a commit approve the head pushed in between.
-func TestE2EPendingReviewPin(t *testing.T) {
+// TestE2ESubmitApprovalRefused: found by review. A pending review submitted
+// as an approval was judged by the commit of the review its path names, but
+// Gitea submits the caller's own pending review, whatever review the path
+// names (a site administrator may name anyone's), at the head it has when the
+// submit arrives, and records that approval as current, not stale: alice,
+// a site administrator under gitea-reviewer, started a review at c1, named
+// bob's pending review made at c2, and approved c2, which nobody named. A
+// push between the server's reads and the submit did the same. Now no door
+// submits a pending review as an approval; the approval created at commit_id
+// does (TestE2EPinsEveryDoor), and a pending review needs no commit_id. The
+// control, straight to Gitea, is that submit.
+func TestE2ESubmitApprovalRefused(t *testing.T) {
 	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "pendingpin", false)
+	repo, _ := scratchRepo(t, g, "submitpin", false)
 	owner, name, _ := strings.Cut(repo, "/")
 	s := &giteaSetup{g: g}
 	var c1, c2 struct{ Commit struct{ SHA string } }
@@ -26,59 +29,39 @@ func TestE2EPendingReviewPin(t *testing.T) {
 	var pr struct{ Number int }
 	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "reviewed change"}, http.StatusCreated, &pr)
 	prPath := fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number)
-	reviewer := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer", "GITEA_MCP_TOOLS=repoCreatePullReview,repoSubmitPullReview")
+	reviewer := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-reviewer", "GITEA_MCP_TOOLS=repoCreatePullReview,repoSubmitPullReview")
 	args := func(kv ...any) map[string]any {
 		return with(map[string]any{"owner": owner, "repo": name, "index": pr.Number}, kv...)
 	}
-	if res, isErr := reviewer.callTool("gitea_check_pr_eligibility", args("action", "approve")); isErr || str(get(res, "data.head_sha")) != c1.Commit.SHA {
-		t.Fatalf("carol reads c1 %s: %v", c1.Commit.SHA, res)
-	}
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
-		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
 	type review struct {
 		ID       int64
 		State    string
 		CommitID string `json:"commit_id"`
-		User     struct{ Login string }
+		Stale    bool
 	}
-	var control review
-	s.call("alice", "POST", prPath+"/reviews", map[string]any{"event": "PENDING", "body": "reading"}, http.StatusOK, &control)
-	s.call("alice", "POST", fmt.Sprintf("%s/reviews/%d", prPath, control.ID), map[string]any{"event": "APPROVED"}, http.StatusOK, &control)
-	if s.err != nil || control.State != "APPROVED" || control.CommitID != c2.Commit.SHA {
-		t.Fatalf("control: a pending review started without a commit and submitted approved %s (%s), want %s; %v", control.CommitID, control.State, c2.Commit.SHA, s.err)
+	var mine, bobs review
+	res, isErr := reviewer.callTool("gitea_review_pr", args("event", "PENDING", "body", "reading c1"))
+	if isErr || str(get(res, "data.commit_id")) != c1.Commit.SHA {
+		t.Fatalf("a pending review started without commit_id, at c1 %s: %v", c1.Commit.SHA, res)
 	}
-
-	redo := "read head_sha with gitea_check_pr_eligibility, review that commit and pass it as commit_id; nothing was sent"
-	wantDenied(t, reviewer, "repoCreatePullReview", "POST", prPath+"/reviews", args("body", map[string]any{"event": "PENDING", "body": "reading"}), "gitea.pr.review", redo)
-	wantDenied(t, reviewer, "repoCreatePullReview", "POST", prPath+"/reviews", args("body", map[string]any{"body": "reading"}), "gitea.pr.review", redo)
-	wantDenied(t, reviewer, "repoCreatePullReview", "POST", prPath+"/reviews", args("body", map[string]any{"event": "PENDING", "commit_id": c1.Commit.SHA, "body": "reading"}),
-		"gitea.pr.review", fmt.Sprintf("commit_id %q is not the pull request's head %s", c1.Commit.SHA, c2.Commit.SHA))
-	if res, _ := reviewer.callTool("gitea_review_pr", args("event", "PENDING", "body", "reading")); str(get(res, "error.kind")) != "permission_denied" {
-		t.Errorf("gitea_review_pr PENDING without commit_id: %v", res)
+	fmt.Sscan(str(get(res, "data.id")), &mine.ID)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
+		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
+	s.call("bob", "POST", prPath+"/reviews", map[string]any{"event": "PENDING", "body": "note to self"}, http.StatusOK, &bobs)
+	if s.err != nil || bobs.CommitID != c2.Commit.SHA {
+		t.Fatalf("bob's pending review at c2 %s: %+v %v", c2.Commit.SHA, bobs, s.err)
 	}
-	var reviews []review
-	if s.call("carol", "GET", prPath+"/reviews", nil, http.StatusOK, &reviews); s.err != nil {
-		t.Fatal(s.err)
+	for _, id := range []int64{bobs.ID, mine.ID} {
+		wantDenied(t, reviewer, "repoSubmitPullReview", "POST", fmt.Sprintf("%s/reviews/%d", prPath, id), args("id", id, "body", map[string]any{"event": "APPROVED"}),
+			permApprove, "a submitted review names no commit")
 	}
-	for _, r := range reviews {
-		if r.User.Login == "carol" {
-			t.Errorf("after the refusals Gitea has carol's review %d (%s at %s)", r.ID, r.State, r.CommitID)
-		}
+	if s.call("alice", "GET", fmt.Sprintf("%s/reviews/%d", prPath, mine.ID), nil, http.StatusOK, &mine); s.err != nil || mine.State != "PENDING" {
+		t.Fatalf("after the refusals alice's review is %q, want PENDING; %v", mine.State, s.err)
 	}
-
-	// A comment review names no commit; a pending review naming the head is
-	// made there, and submitted as an approval.
-	if res, isErr := reviewer.callTool("gitea_review_pr", args("event", "COMMENT", "body", "nit")); isErr {
-		t.Errorf("comment review without commit_id: %v", res)
-	}
-	res, isErr := reviewer.callTool("gitea_call_operation", map[string]any{"operation": "repoCreatePullReview",
-		"arguments": args("body", map[string]any{"event": "PENDING", "commit_id": c2.Commit.SHA, "body": "reading c2"})})
-	if isErr || str(get(res, "data.commit_id")) != c2.Commit.SHA || str(get(res, "data.state")) != "PENDING" {
-		t.Fatalf("a pending review naming the head: %v", res)
-	}
-	res, isErr = reviewer.callTool("gitea_api_request", map[string]any{"method": "POST", "path": fmt.Sprintf("%s/reviews/%v", prPath, get(res, "data.id")),
-		"body": map[string]any{"event": "APPROVED", "body": "read c2"}})
-	if isErr || str(get(res, "data.state")) != "APPROVED" || str(get(res, "data.commit_id")) != c2.Commit.SHA {
-		t.Errorf("the pending review naming the head, submitted: %v", res)
+	// Control: the same submit straight to Gitea approves c2 as current.
+	s.call("alice", "POST", fmt.Sprintf("%s/reviews/%d", prPath, bobs.ID), map[string]any{"event": "APPROVED"}, http.StatusOK, nil)
+	s.call("alice", "GET", fmt.Sprintf("%s/reviews/%d", prPath, mine.ID), nil, http.StatusOK, &mine)
+	if s.err != nil || mine.State != "APPROVED" || mine.CommitID != c2.Commit.SHA || mine.Stale {
+		t.Fatalf("control: alice's review submitted naming bob's is %+v, want APPROVED at %s and not stale; %v", mine, c2.Commit.SHA, s.err)
 	}
 }

@@ -12,12 +12,13 @@ import (
 // approval and a merge to the head reviewed, but through gitea_call_operation
 // and gitea_api_request a reviewer approved, and a merger merged, whatever
 // head Gitea had when the request arrived. Now every door needs the pin:
-// unpinned or pinned to a head since moved, an approval (created or a pending
-// review submitted) and a merge (scheduled included) are refused and Gitea
-// records nothing; pinned to the head, each goes through. The controls,
-// straight to Gitea: a pending review made at the old head is approved at the
-// new one when submitted (so it is judged by the commit it was made at), and
-// a merge naming the old head is refused (so head_commit_id pins it).
+// unpinned or pinned to a head since moved, an approval and a merge
+// (scheduled included) are refused and Gitea records nothing, and so is a
+// pending review submitted as an approval, which names no commit; pinned to
+// the head, each goes through (an approval created at the head submits the
+// pending review). The controls, straight to Gitea: a pending review made at
+// the old head is approved at the new one when submitted, and a merge naming
+// the old head is refused (so head_commit_id pins it).
 func TestE2EPinsEveryDoor(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "pins", false)
@@ -77,26 +78,34 @@ func TestE2EPinsEveryDoor(t *testing.T) {
 		permApprove, redo+"commit_id; nothing was sent")
 	wantDenied(t, reviewer, "repoCreatePullReview", "POST", prPath+"/reviews", args("body", map[string]any{"event": "APPROVED", "commit_id": c1.Commit.SHA}),
 		permApprove, fmt.Sprintf("commit_id %q is not the pull request's head %s", c1.Commit.SHA, c2.Commit.SHA))
+	submitted := "a submitted review names no commit"
 	wantDenied(t, reviewer, "repoSubmitPullReview", "POST", fmt.Sprintf("%s/reviews/%d", prPath, pending.ID), args("id", pending.ID, "body", map[string]any{"event": "APPROVED"}),
-		permApprove, fmt.Sprintf("the pending review was made at %s, and the pull request's head is now %s", c1.Commit.SHA, c2.Commit.SHA))
+		permApprove, submitted)
+	if res, _ := reviewer.callTool("gitea_submit_pr_review", args("review_id", pending.ID, "event", "APPROVED", "commit_id", c1.Commit.SHA)); str(get(res, "error.kind")) != "permission_denied" {
+		t.Errorf("gitea_submit_pr_review approving %s, no longer the head: %v", c1.Commit.SHA, res)
+	}
 	carolApproved("after the refusals")
 
 	// Pinned to the head: created through gitea_call_operation (Gitea submits
-	// carol's pending review with it); made pending at the head and submitted
-	// through gitea_api_request.
+	// carol's pending review with it); a pending review started at the head is
+	// refused as an approval through gitea_api_request, and approved through
+	// gitea_submit_pr_review, which creates the approval at commit_id.
 	res, isErr = reviewer.callTool("gitea_call_operation", map[string]any{"operation": "repoCreatePullReview",
 		"arguments": args("body", map[string]any{"event": "APPROVED", "commit_id": c2.Commit.SHA, "body": "read c2"})})
-	if isErr || str(get(res, "data.state")) != "APPROVED" || str(get(res, "data.commit_id")) != c2.Commit.SHA || get(res, "data.stale") == true {
-		t.Errorf("approval pinned to the head through gitea_call_operation: %v", res)
+	if isErr || str(get(res, "data.state")) != "APPROVED" || str(get(res, "data.commit_id")) != c2.Commit.SHA || get(res, "data.stale") == true ||
+		fmt.Sprint(get(res, "data.id")) != fmt.Sprint(pending.ID) {
+		t.Errorf("approval pinned to the head through gitea_call_operation, submitting pending review %d: %v", pending.ID, res)
 	}
-	res, isErr = reviewer.callTool("gitea_call_operation", map[string]any{"operation": "repoCreatePullReview", "arguments": args("body", map[string]any{"event": "PENDING", "commit_id": c2.Commit.SHA, "body": "again"})})
+	res, isErr = reviewer.callTool("gitea_call_operation", map[string]any{"operation": "repoCreatePullReview", "arguments": args("body", map[string]any{"event": "PENDING", "body": "again"})})
+	again := get(res, "data.id")
 	if isErr || str(get(res, "data.commit_id")) != c2.Commit.SHA {
-		t.Fatalf("a pending review at the head: %v", res)
+		t.Fatalf("a pending review: %v", res)
 	}
-	res, isErr = reviewer.callTool("gitea_api_request", map[string]any{"method": "POST", "path": fmt.Sprintf("%s/reviews/%v", prPath, get(res, "data.id")),
-		"body": map[string]any{"event": "APPROVED", "body": "read c2"}})
-	if isErr || str(get(res, "data.state")) != "APPROVED" || str(get(res, "data.commit_id")) != c2.Commit.SHA {
-		t.Errorf("a pending review made at the head, submitted through gitea_api_request: %v", res)
+	wantDenied(t, reviewer, "repoSubmitPullReview", "POST", fmt.Sprintf("%s/reviews/%v", prPath, again), args("id", again, "body", map[string]any{"event": "APPROVED"}),
+		permApprove, submitted)
+	res, isErr = reviewer.callTool("gitea_submit_pr_review", args("review_id", again, "event", "APPROVED", "commit_id", c2.Commit.SHA, "body", "read c2"))
+	if isErr || str(get(res, "data.state")) != "APPROVED" || str(get(res, "data.commit_id")) != c2.Commit.SHA || fmt.Sprint(get(res, "data.id")) != fmt.Sprint(again) {
+		t.Errorf("pending review %v submitted as an approval of the head through gitea_submit_pr_review: %v", again, res)
 	}
 
 	merger := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger", "GITEA_MCP_TOOLS=repoMergePullRequest")

@@ -260,10 +260,7 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		return d
 	}
 	var pr livePR
-	// A pending review started is pinned too: submitted, it is judged by the
-	// commit it was made at (pendingAt), which without commit_id Gitea takes
-	// from whatever head the pull request has when the review is started.
-	pinned := d.RequiredPermission == permApprove || d.RequiredPermission == permMerge || op.ID == "repoCreatePullReview" && d.RequiredPermission == "gitea.pr.review"
+	pinned := d.RequiredPermission == permApprove || d.RequiredPermission == permMerge
 	if pinned || op.ID == "repoUpdatePullRequest" {
 		if !x.live(ctx, "repoGetPullRequest", params, &pr) {
 			d.Allowed, d.Reason = false, "cannot read the pull request (its author and head) from Gitea; refusing"
@@ -271,11 +268,25 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		}
 	}
 	switch {
-	case pinned: // selfActionDenied judges approvals and merges only
+	case pinned:
 		if denied, why := selfActionDenied(d.RequiredPermission, me, pr.User); denied {
 			d.Allowed, d.Reason = false, why
-		} else if why := pinDenied(op.ID, args, pr.Head.SHA, x.pendingAt(ctx, op.ID, params)); why != "" {
+		} else if why := pinDenied(op.ID, args, pr.Head.SHA); why != "" {
 			d.Allowed, d.Reason = false, why
+		}
+	case op.ID == "repoDeletePullReview":
+		// Deleting another's review (a site administrator may) undoes it as
+		// dismissing it does.
+		var review struct {
+			User account `json:"user"`
+		}
+		if !x.live(ctx, "repoGetPullReview", params, &review) {
+			d.Allowed, d.Reason = false, "cannot read the review from Gitea to tell whose it is; refusing to delete it"
+		} else if !sameAccount(me, review.User) {
+			d.RequiredPermission = "gitea.repo.admin"
+			if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); !d.Allowed {
+				d.Reason = fmt.Sprintf("the review is %q's, not yours: deleting it undoes it as dismissing does; %s", review.User.Login, d.Reason)
+			}
 		}
 	case op.ID == "issueEditIssue" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
 		// An issue number may be a pull request's: editing one through the
@@ -317,18 +328,6 @@ type livePR struct {
 			DefaultBranch string `json:"default_branch"`
 		} `json:"repo"`
 	} `json:"head"`
-}
-
-// pendingAt is the commit the pending review that a call submits was made at
-// (the pin of its approval, pinDenied), "" if unread or the call submits none.
-func (x *executor) pendingAt(ctx context.Context, opID string, params map[string]string) string {
-	var review struct {
-		CommitID string `json:"commit_id"`
-	}
-	if opID == "repoSubmitPullReview" {
-		x.live(ctx, "repoGetPullReview", params, &review)
-	}
-	return review.CommitID
 }
 
 // liveEffects judges what a write does by Gitea's live state: a write landing

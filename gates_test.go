@@ -129,7 +129,15 @@ func TestLiveChecks(t *testing.T) {
 		return "read head_sha with gitea_check_pr_eligibility, review that commit and pass it as " + field + "; nothing was sent"
 	}
 	unpinned := func(field string) string {
-		return "an approval, a merge or a pending review started names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: " + redo(field)
+		return "an approval or a merge names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: " + redo(field)
+	}
+	submitted := "a submitted review names no commit: Gitea approves whatever head the pull request has when the submit arrives (a commit pushed since the review included) " +
+		"and records it as current; approve with repoCreatePullReview, event APPROVED and commit_id the head reviewed, which submits your pending review with its comments; nothing was sent"
+	deleteReview := map[string]any{"operation": "repoDeletePullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "id": 7}}
+	review := func(author string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(prPath+"/reviews/7", map[string]any{"id": 7, "user": map[string]any{"login": author}}).on("DELETE", prPath+"/reviews/7", 204)
+		}
 	}
 	stale := func(field string) string {
 		return fmt.Sprintf("%s %q is not the pull request's head %s (pushed since the review?): %s", field, otherSHA, headSHA, redo(field))
@@ -197,39 +205,37 @@ func TestLiveChecks(t *testing.T) {
 			map[string]any{"method": "POST", "path": prPath + "/merge", "body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": false}},
 			liveGot{Sent: []string{getPR, "POST " + prPath + "/merge"}}},
 		{"start a pending review through call_operation without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_call_operation", startPending(""),
-			denied("gitea.pr.review", unpinned("commit_id"), getPR)},
-		{"start a pending review through call_operation at a head since moved", "gitea-reviewer", pr("alice"), "gitea_call_operation", startPending(otherSHA),
-			denied("gitea.pr.review", stale("commit_id"), getPR)},
-		{"start a pending review through call_operation at the live head", "gitea-reviewer", pr("alice"), "gitea_call_operation", startPending(headSHA),
-			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
-		{"start a pending review through gitea_review_pr without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_review_pr",
-			map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "PENDING"}, denied("gitea.pr.review", unpinned("commit_id"), getPR)},
-		{"submit through call_operation a review made at the live head", "gitea-reviewer", pending(headSHA), "gitea_call_operation", submitApproval,
-			liveGot{Sent: []string{getPR, "GET " + prPath + "/reviews/7", "POST " + prPath + "/reviews/7"}}},
-		{"submit through call_operation a review made at a head since moved", "gitea-reviewer", pending(otherSHA), "gitea_call_operation", submitApproval,
-			denied(permApprove, fmt.Sprintf("the pending review was made at %s, and the pull request's head is now %s: Gitea would approve the head it has when the review is submitted; "+
-				"create the approval instead (repoCreatePullReview): %s", otherSHA, headSHA, redo("commit_id")), getPR, "GET "+prPath+"/reviews/7")},
-		{"submit through call_operation a review unreadable", "gitea-reviewer", pr("alice"), "gitea_call_operation", submitApproval,
-			denied(permApprove, "cannot read from Gitea the commit the pending review was made at; refusing to submit it as an approval; nothing was sent", getPR, "GET "+prPath+"/reviews/7")},
-		{"submit through call_operation a review naming no commit", "gitea-reviewer", pending(""), "gitea_call_operation", submitApproval,
-			denied(permApprove, "cannot read from Gitea the commit the pending review was made at; refusing to submit it as an approval; nothing was sent", getPR, "GET "+prPath+"/reviews/7")},
+			liveGot{Sent: []string{"POST " + prPath + "/reviews"}}},
+		{"start a pending review through gitea_review_pr", "gitea-reviewer", pr("alice"), "gitea_review_pr",
+			map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "PENDING"}, liveGot{Sent: []string{"POST " + prPath + "/reviews"}}},
+		{"submit through call_operation an approval", "gitea-reviewer", pending(headSHA), "gitea_call_operation", submitApproval,
+			denied(permApprove, submitted, getPR)},
+		{"submit through api_request an approval", "gitea-reviewer", pending(headSHA), "gitea_api_request",
+			map[string]any{"method": "POST", "path": prPath + "/reviews/7", "body": map[string]any{"event": "APPROVED"}}, denied(permApprove, submitted, getPR)},
 		{"submit a comment reads no review", "gitea-reviewer", pending(otherSHA), "gitea_call_operation", map[string]any{"operation": "repoSubmitPullReview",
 			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "id": 7, "body": map[string]any{"event": "COMMENT", "body": "nit"}}},
 			liveGot{Sent: []string{"POST " + prPath + "/reviews/7"}}},
 		{"submit an approval of the live head", "gitea-reviewer", pending(headSHA), "gitea_submit_pr_review", submit(headSHA),
-			liveGot{Sent: []string{getPR, getPR, "GET " + prPath + "/reviews/7", "POST " + prPath + "/reviews/7"}}},
-		{"submit an approval of the live head, the review made at a head since moved", "gitea-reviewer", pending(otherSHA), "gitea_submit_pr_review", submit(headSHA),
-			denied(permApprove, fmt.Sprintf("the pending review was made at %s, and the pull request's head is now %s: Gitea would approve the head it has when the review is submitted; "+
-				"create the approval instead (repoCreatePullReview): %s", otherSHA, headSHA, redo("commit_id")), getPR, getPR, "GET "+prPath+"/reviews/7")},
-		{"submit an approval of a head since moved", "gitea-reviewer", pr("alice"), "gitea_submit_pr_review", submit(otherSHA),
-			liveGot{IsError: true, Blocked: []string{"head is still commit_id"}, Sent: []string{getPR}}},
-		{"submit an approval without the commit reviewed", "gitea-reviewer", pr("alice"), "gitea_submit_pr_review", submit(""),
-			liveGot{IsError: true, Kind: "invalid_arguments", NoWho: true}},
+			liveGot{Sent: []string{getPR, "POST " + prPath + "/reviews"}}},
+		{"submit an approval of a head since moved", "gitea-reviewer", pending(headSHA), "gitea_submit_pr_review", submit(otherSHA),
+			denied(permApprove, stale("commit_id"), getPR)},
+		{"submit an approval without the commit reviewed", "gitea-reviewer", pending(headSHA), "gitea_submit_pr_review", submit(""),
+			denied(permApprove, unpinned("commit_id"), getPR)},
+		{"submit a comment through gitea_submit_pr_review", "gitea-reviewer", pending(otherSHA), "gitea_submit_pr_review", with(submit(""), "event", "COMMENT"),
+			liveGot{Sent: []string{"POST " + prPath + "/reviews/7"}}},
+		{"delete one's own review", "gitea-reviewer", review("bob"), "gitea_call_operation", deleteReview,
+			liveGot{Sent: []string{"GET " + prPath + "/reviews/7", "DELETE " + prPath + "/reviews/7"}}},
+		{"delete another's review", "gitea-reviewer", review("carol"), "gitea_call_operation", deleteReview,
+			denied("gitea.repo.admin", `the review is "carol"'s, not yours: deleting it undoes it as dismissing does; `+reasonOf(t, "gitea-reviewer", "gitea.repo.admin"), "GET "+prPath+"/reviews/7")},
+		{"delete another's review as an owner", "gitea-owner", review("carol"), "gitea_call_operation", deleteReview,
+			liveGot{Sent: []string{"GET " + prPath + "/reviews/7", "DELETE " + prPath + "/reviews/7"}}},
+		{"delete a review unreadable", "gitea-reviewer", pr("alice"), "gitea_call_operation", deleteReview,
+			denied("gitea.pr.review", "cannot read the review from Gitea to tell whose it is; refusing to delete it", "GET "+prPath+"/reviews/7")},
 		{"a comment review names no commit", "gitea-reviewer", pr("alice"), "gitea_review_pr",
 			map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "COMMENT", "body": "nit"},
 			liveGot{Sent: []string{"POST " + prPath + "/reviews"}}},
 		{"submit an approval, the pull request unreadable", "gitea-reviewer", func(f *scriptedGitea) { f.user("bob") }, "gitea_submit_pr_review", submit(headSHA),
-			liveGot{IsError: true, Kind: "not_found", Sent: []string{getPR}}},
+			denied(permApprove, "cannot read the pull request (its author and head) from Gitea; refusing", getPR)},
 		{"approve one's own pull request", "gitea-reviewer", pr("bob"), "gitea_review_pr", approve,
 			denied(permApprove, `"bob" authored this pull request and may not approve it; use a profile with another identity`, getPR)},
 		{"approve one's own pull request, author in other case", "gitea-reviewer", pr("BOB"), "gitea_review_pr", approve,

@@ -714,10 +714,9 @@ func permitted(p *profile, perm string) (bool, string) {
 }
 
 // selfActionDenied reports whether account me may not perform perm on a pull
-// request by author: approving or merging one's own pull request is denied, and
-// so is either when the caller or the author is unknown. Accounts are the same
-// when their ids are (a rename keeps the id), or, where Gitea gave no id, their
-// logins.
+// request by author: approving or merging one's own pull request
+// (sameAccount) is denied, and so is either when the caller or the author is
+// unknown.
 func selfActionDenied(perm string, me, author account) (bool, string) {
 	op, _ := normalizeOperation(perm)
 	verb := map[string]string{permApprove: "approve", permMerge: "merge"}[op]
@@ -727,27 +726,33 @@ func selfActionDenied(perm string, me, author account) (bool, string) {
 	if me.Login == "" || author.Login == "" {
 		return true, fmt.Sprintf("cannot compare the pull request author with the authenticated identity; refusing to %s", verb)
 	}
-	same := strings.EqualFold(me.Login, author.Login) // Gitea logins are case-insensitive
-	if me.ID != 0 && author.ID != 0 {
-		same = me.ID == author.ID // the same account under a login renamed since it was verified, or not
-	}
-	if same {
+	if sameAccount(me, author) {
 		return true, fmt.Sprintf("%q authored this pull request and may not %s it; use a profile with another identity", me.Login, verb)
 	}
 	return false, ""
 }
 
+// sameAccount reports whether a and b are the same Gitea account: by id (a
+// rename keeps it), or by login (case-insensitive) where Gitea gave no id;
+// an unknown account is nobody's.
+func sameAccount(a, b account) bool {
+	if a.ID != 0 && b.ID != 0 {
+		return a.ID == b.ID
+	}
+	return a.Login != "" && strings.EqualFold(a.Login, b.Login)
+}
+
 // pinDenied reports why an approval or merge (operation opID with args) does
 // not pin the pull request's live head, whatever the door, or "": unpinned,
 // Gitea approves or merges whatever head it has when the request arrives,
-// commits pushed after the review included. An approval created names the
-// head as commit_id (another commit Gitea records as a stale approval, which
-// still counts unless branch protection dismisses stale approvals), and so
-// does a pending review started; a pending review submitted as an approval
-// must have been made at it (pending, "" when unread: the submit names no
-// commit and Gitea approves its head of the moment); a merge names it as
+// commits pushed after the review included. An approval names the head as
+// commit_id (another commit Gitea records as a stale approval, which still
+// counts unless branch protection dismisses stale approvals); a pending
+// review is not submitted as one, since a submit names no commit and Gitea
+// records the head of the moment as current (the approval created with
+// commit_id submits the caller's pending review); a merge names the head as
 // head_commit_id, which Gitea drops for a scheduled merge.
-func pinDenied(opID string, args map[string]any, head, pending string) string {
+func pinDenied(opID string, args map[string]any, head string) string {
 	body, _ := args["body"].(map[string]any)
 	const redo = "read head_sha with gitea_check_pr_eligibility, review that commit and pass it as %s; nothing was sent"
 	field := "commit_id"
@@ -756,16 +761,14 @@ func pinDenied(opID string, args map[string]any, head, pending string) string {
 		return "merge_when_checks_succeed: true schedules the merge, and Gitea ignores head_commit_id for a scheduled merge: it merges whatever head the pull request has when its checks pass, commits pushed after the review included; merge without merge_when_checks_succeed, naming the head as head_commit_id; nothing was sent"
 	case opID == "repoMergePullRequest":
 		field = "head_commit_id"
-	case opID == "repoSubmitPullReview" && pending == "":
-		return "cannot read from Gitea the commit the pending review was made at; refusing to submit it as an approval; nothing was sent"
-	case opID == "repoSubmitPullReview" && pending != head:
-		return fmt.Sprintf("the pending review was made at %s, and the pull request's head is now %s: Gitea would approve the head it has when the review is submitted; create the approval instead (repoCreatePullReview): "+redo, pending, head, field)
+	case opID == "repoSubmitPullReview":
+		return "a submitted review names no commit: Gitea approves whatever head the pull request has when the submit arrives (a commit pushed since the review included) and records it as current; approve with repoCreatePullReview, event APPROVED and commit_id the head reviewed, which submits your pending review with its comments; nothing was sent"
 	case opID != "repoCreatePullReview":
 		return ""
 	}
 	switch pin, _ := body[field].(string); {
 	case pin == "":
-		return fmt.Sprintf("an approval, a merge or a pending review started names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: "+redo, field)
+		return fmt.Sprintf("an approval or a merge names the head commit reviewed, else Gitea takes whatever head the pull request has when the request arrives: "+redo, field)
 	case pin != head:
 		return fmt.Sprintf("%s %q is not the pull request's head %s (pushed since the review?): "+redo, field, pin, head, field)
 	}

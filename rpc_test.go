@@ -108,9 +108,9 @@ func expectedReplies(line string) int {
 // injection: a real Gitea cannot be made to hang on demand.
 func TestConcurrentAndCancelled(t *testing.T) {
 	t.Parallel()
-	cancelled := make(chan struct{}, 1)
+	arrived, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	ts := newScriptedGitea(t).user("tester")
-	ts.answer("GET", "/repos/alice/slow", ts.fakeHold(nil, cancelled))
+	ts.answer("GET", "/repos/alice/slow", ts.fakeHold(arrived, cancelled))
 	c := startClient(t, "GITEA_URL="+ts.URL, "GITEA_TOKEN="+fakeToken)
 	c.initialize("2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"repoGet","arguments":{"owner":"alice","repo":"slow"}}}`)
@@ -124,6 +124,7 @@ func TestConcurrentAndCancelled(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("ping and a call took %v behind a slow call", d)
 	}
+	awaitSignals(t, arrived, 1, "the slow request at Gitea") // a cancel before it is sent would leave nothing to cancel there
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
 	select {
 	case <-cancelled:

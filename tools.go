@@ -581,8 +581,8 @@ func workflowTools() []*tool {
 			description: "Review a pull request: APPROVED, REQUEST_CHANGES, COMMENT, or PENDING to start a review.",
 			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED and PENDING"),
 				"event": {Type: "string", Enum: []any{"APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING"}}})},
-		{name: "gitea_submit_pr_review", perm: "gitea.pr.review", ops: []string{"repoSubmitPullReview", "repoGetPullRequest"}, run: submitPRReview,
-			description: "Submit a pending review with its verdict.",
+		{name: "gitea_submit_pr_review", perm: "gitea.pr.review", ops: []string{"repoSubmitPullReview", "repoCreatePullReview"}, run: submitPRReview,
+			description: "Submit your pending review with its verdict.",
 			schema: obj([]string{"index", "review_id", "event"}, map[string]*Schema{"index": num, "event": event,
 				"review_id": {Type: "integer"}, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED")})},
 		{name: "gitea_edit_pr", perm: "gitea.pr.create", ops: []string{"repoEditPullRequest"}, run: editPR,
@@ -681,12 +681,13 @@ func reviewPR(ctx context.Context, s *server, _ *session, args map[string]any) m
 }
 
 func submitPRReview(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
-	body := with(nil, "event", args["event"], "body", args["body"])
-	call := with(target(args), "id", args["review_id"], "body", body)
-	if r := s.pinSubmit(ctx, call, args); r != nil {
-		return r
+	const tool, action = "gitea_submit_pr_review", "submit_pr_review"
+	if args["event"] == "APPROVED" { // a submit names no commit (pinDenied): created at commit_id, the approval submits the pending review
+		body := with(nil, "event", "APPROVED", "body", args["body"], "commit_id", args["commit_id"])
+		return envelopeResult(s.step(ctx, tool, action, "repoCreatePullReview", with(target(args), "body", body), nil))
 	}
-	return envelopeResult(s.step(ctx, "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview", call, nil))
+	body := with(nil, "event", args["event"], "body", args["body"])
+	return envelopeResult(s.step(ctx, tool, action, "repoSubmitPullReview", with(target(args), "id", args["review_id"], "body", body), nil))
 }
 
 func editPR(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {

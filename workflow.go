@@ -3,8 +3,7 @@ package main
 // The workflow gates (README, "Workflow tools"): the checks that come
 // before a pull request is approved, merged, reconciled or a file written,
 // on top of the executor's own: eligibility (not the author, open,
-// mergeable), a submitted approval (its commit_id the live head), merge
-// (confirm text, unchanged head, expected files), reconcile (head already in
+// mergeable), merge (confirm text, unchanged head, expected files), reconcile (head already in
 // base, unchanged since the proof) and write_file's own reads. A gate that
 // cannot read what it needs refuses; every refusal is audited. Each request
 // still goes through the executor.
@@ -373,33 +372,4 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	}
 	gates = append(gates, gate{"close", true, ""})
 	return jsonResult(map[string]any{"closed": true, "gates": gates, "head_sha": pr.Head.SHA, "base": pr.Base.Ref, "base_sha": baseSHA}, false)
-}
-
-// pinSubmit refuses gitea_submit_pr_review's approval (args' event APPROVED;
-// call is its repoSubmitPullReview arguments) unless its commit_id, the head
-// commit the reviewer says it reviewed, is the live head: the executor pins
-// the pending review to the head (pinDenied), but the submit's body cannot
-// carry this tool's commit_id. It returns the result of a refusal, or nil.
-func (s *server) pinSubmit(ctx context.Context, call, args map[string]any) map[string]any {
-	const tool, action, opID = "gitea_submit_pr_review", "submit_pr_review", "repoSubmitPullReview"
-	commit, _ := args["commit_id"].(string)
-	if args["event"] != "APPROVED" {
-		return nil
-	}
-	if commit == "" {
-		msg := "an approval names the head commit reviewed (commit_id: the head_sha of gitea_check_pr_eligibility); without it Gitea approves whatever head the pull request has when the approval arrives; nothing was sent"
-		s.refuseGates(ctx, tool, action, opID, call, []gate{{"commit_id", false, msg}})
-		return errorResult("invalid_arguments", msg)
-	}
-	var pr pullRequest
-	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &pr); env.Error != nil {
-		s.refuseGates(ctx, tool, action, opID, call, stopped("read the pull request", env))
-		return envelopeResult(env)
-	}
-	if pr.Head.SHA == commit {
-		return nil
-	}
-	gates := []gate{{"head is still commit_id", false, "live head " + pr.Head.SHA + ": Gitea approves the head it has when the review is submitted"}}
-	s.refuseGates(ctx, tool, action, opID, call, gates)
-	return jsonResult(map[string]any{"submitted": false, "gates": gates}, true)
 }
