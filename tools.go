@@ -703,7 +703,7 @@ func editPR(ctx context.Context, s *server, _ *session, args map[string]any) map
 // as the guide and the task resolver tell it.
 const (
 	pinRule = "On every route an approval names the head_sha it reviewed as commit_id and a merge as head_commit_id, or nothing is sent."
-	pinMore = "A pending review is started naming the head as commit_id too, and submitted as an approval only if it was made at the head; a scheduled merge (merge_when_checks_succeed) is refused, as Gitea drops the pin."
+	pinMore = "A pending review is never submitted as an approval (the submit names no commit): the approval created at commit_id submits it; a scheduled merge (merge_when_checks_succeed) is refused, as Gitea drops the pin."
 )
 
 // taskOperations maps the workflow tasks to the canonical operations they need.
