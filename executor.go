@@ -41,6 +41,7 @@ type request struct {
 	full     bool   // Gitea's answer whole, not the compact view (compact.go)
 	op       *operation
 	args     map[string]any // by parameter name
+	judge    *decision      // set: only decide (gitea_check_pr_eligibility), nothing sent or audited
 }
 
 // executor is the single place every Gitea request goes through: it resolves
@@ -212,6 +213,10 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	// reaches the model and the audit log through the pipeline too.
 	sc := &scrubber{red: red, mask: x.cfg.secretMode != modeOff}
 	d.Action, d.Reason = r.action, x.message(sc, d.Reason, maxReason)
+	if r.judge != nil {
+		*r.judge = d
+		return &envelope{}
+	}
 	if !d.Allowed {
 		x.audited(ctx, auditEntryFor(d, prof, op.Method, p, 0))
 		return &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID}, UntrustedContent: untrustedNotice,

@@ -383,15 +383,19 @@ func TestMergeGates(t *testing.T) {
 				json(prPath+"/files", []any{map[string]any{"filename": "b.go"}, map[string]any{"filename": "a.go"}}, []any{})
 		}
 	}
-	const getPR, files, doMerge, getRepo = "GET " + prPath, "GET " + prPath + "/files", "POST " + prPath + "/merge", "GET " + repoPath
+	const getPR, files, doMerge = "GET " + prPath, "GET " + prPath + "/files", "POST " + prPath + "/merge"
 	files1 := func(name string) func(f *scriptedGitea) { // one changed file, named name
 		return func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).json(prPath+"/files", []any{map[string]any{"filename": name}}, []any{})
 		}
 	}
-	merged := liveGot{Sent: []string{getPR, getPR, getRepo, doMerge, getPR}}
+	// The pull request is read by eligibility, by the executor's decision on
+	// the merge there (judged, the head branch kept: no repository read), and
+	// again by the executor before the merge is sent.
+	judged := []string{getPR, getPR}
+	merged := liveGot{Sent: append(judged, getPR, doMerge, getPR)}
 	refused := func(gates ...string) liveGot {
-		return liveGot{IsError: true, Blocked: gates, Sent: []string{getPR}}
+		return liveGot{IsError: true, Blocked: gates, Sent: judged}
 	}
 	runLiveCases(t, []liveCase{
 		{"all gates pass", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args(), merged},
@@ -403,36 +407,37 @@ func TestMergeGates(t *testing.T) {
 		{"mergeable unknown", "gitea-merger", open("alice", headSHA, nil), "gitea_merge_pr", args(), refused("Gitea reports it mergeable")},
 		{"mergeable false", "gitea-merger", open("alice", headSHA, false), "gitea_merge_pr", args(), refused("Gitea reports it mergeable")},
 		{"head changed", "gitea-merger", open("alice", otherSHA, true), "gitea_merge_pr", args(), refused("head is still head_sha")},
-		{"own pull request", "gitea-merger", open("bob", headSHA, true), "gitea_merge_pr", args(), refused("not the author")},
-		{"profile without merge", "gitea-reviewer", open("alice", headSHA, true), "gitea_merge_pr", args(), refused("profile allows gitea.pr.merge")},
+		{"own pull request", "gitea-merger", open("bob", headSHA, true), "gitea_merge_pr", args(), refused("policy allows gitea.pr.merge", "not the author")},
+		{"profile without merge", "gitea-reviewer", open("alice", headSHA, true), "gitea_merge_pr", args(),
+			liveGot{IsError: true, Blocked: []string{"policy allows gitea.pr.merge"}, Sent: []string{getPR}}},
 		{"identity unverifiable", "gitea-merger", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "open", headSHA, true)) }, "gitea_merge_pr", args(),
-			liveGot{IsError: true, Blocked: []string{"identity verified", "profile allows gitea.pr.merge", "not the author"}, Sent: []string{getPR}}},
+			liveGot{IsError: true, Blocked: []string{"identity verified", "policy allows gitea.pr.merge", "not the author"}, Sent: []string{getPR}}},
 		{"closed", "gitea-merger", func(f *scriptedGitea) { f.user("bob").json(prPath, fakePR("alice", "closed", headSHA, true)) }, "gitea_merge_pr", args(),
 			refused("pull request open")},
 		{"pull request unreadable", "gitea-merger", func(f *scriptedGitea) { f.user("bob").on("GET", prPath, 500, `{"message":"boom"}`) }, "gitea_merge_pr", args(),
 			liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR}}},
 		{"expected files match", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go", "b.go"}),
-			liveGot{Sent: []string{getPR, files, files, getPR, getRepo, doMerge, getPR}}},
+			liveGot{Sent: append(judged, files, files, getPR, doMerge, getPR)}},
 		{"expected files differ", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}),
-			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append(judged, files, files)}},
 		{"expected files match only without a hidden character", "gitea-merger", files1("a\u200b.go"), "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}),
-			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append(judged, files, files)}},
 		{"expected files match only as redacted", "gitea-merger", files1("x" + fakeToken), "gitea_merge_pr", args("expected_changed_files", []any{"x[REDACTED]"}),
-			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, files, files}}},
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append(judged, files, files)}},
 		// A fault: every page has a file, so the list has no end in the pages read; the gate
 		// decided on the first 100 and merged, the files after them unseen.
 		{"changed files without an end", "gitea-merger", func(f *scriptedGitea) {
 			open("alice", headSHA, true)(f)
 			f.json(prPath+"/files", []any{map[string]any{"filename": "a.go"}})
 		}, "gitea_merge_pr", args("expected_changed_files", slices.Repeat([]any{"a.go"}, 100)),
-			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append([]string{getPR}, slices.Repeat([]string{files}, 100)...)}},
+			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append(judged, slices.Repeat([]string{files}, 100)...)}},
 		{"changed files unreadable", "gitea-merger", func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/files", 500, `{"message":"boom"}`)
-		}, "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}), liveGot{IsError: true, Kind: "server_error", Sent: []string{getPR, files}}},
+		}, "gitea_merge_pr", args("expected_changed_files", []any{"a.go"}), liveGot{IsError: true, Kind: "server_error", Sent: append(judged, files)}},
 		{"Gitea refuses the merge", "gitea-merger", func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("POST", prPath+"/merge", 405, `{"message":"not mergeable"}`).
 				json(repoPath, map[string]any{"default_delete_branch_after_merge": false})
-		}, "gitea_merge_pr", args(), liveGot{IsError: true, Blocked: []string{"merge"}, Sent: []string{getPR, getPR, getRepo, doMerge}}},
+		}, "gitea_merge_pr", args(), liveGot{IsError: true, Blocked: []string{"merge"}, Sent: append(judged, getPR, doMerge)}},
 	})
 }
 
@@ -446,17 +451,17 @@ func TestEligibilityGates(t *testing.T) {
 	pr := func(author string, mergeable any) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) { f.user("bob").json(prPath, fakePR(author, "open", headSHA, mergeable)) }
 	}
-	sent := []string{"GET " + prPath}
+	read, sent := []string{"GET " + prPath}, []string{"GET " + prPath, "GET " + prPath} // and again by the decision on the call
 	runLiveCases(t, []liveCase{
 		{"approve", "gitea-reviewer", pr("alice", nil), "gitea_check_pr_eligibility", check("approve"), liveGot{Sent: sent}},
-		{"approve own", "gitea-reviewer", pr("bob", nil), "gitea_check_pr_eligibility", check("approve"), liveGot{Blocked: []string{"not the author"}, Sent: sent}},
+		{"approve own", "gitea-reviewer", pr("bob", nil), "gitea_check_pr_eligibility", check("approve"), liveGot{Blocked: []string{"policy allows gitea.pr.approve", "not the author"}, Sent: sent}},
 		{"merge", "gitea-merger", pr("alice", true), "gitea_check_pr_eligibility", check("merge"), liveGot{Sent: sent}},
 		{"merge, mergeable unknown", "gitea-merger", pr("alice", nil), "gitea_check_pr_eligibility", check("merge"),
 			liveGot{Blocked: []string{"Gitea reports it mergeable"}, Sent: sent}},
 		{"merge without a profile", "", pr("alice", true), "gitea_check_pr_eligibility", check("merge"),
-			liveGot{Blocked: []string{"profile allows gitea.pr.merge"}, Sent: sent}},
+			liveGot{Blocked: []string{"policy allows gitea.pr.merge"}, Sent: read}},
 		{"pull request unreadable", "gitea-merger", func(f *scriptedGitea) { f.on("GET", prPath, 404, `{"message":"gone"}`) }, "gitea_check_pr_eligibility", check("merge"),
-			liveGot{IsError: true, Kind: "not_found", Sent: sent}},
+			liveGot{IsError: true, Kind: "not_found", Sent: read}},
 	})
 }
 
@@ -561,28 +566,37 @@ func TestWriteFileGates(t *testing.T) {
 	})
 }
 
-// TestEligibilityDecides: gitea_check_pr_eligibility's profile gate is the
-// policy's decision on the approval or merge itself (decide), so it says no
-// where the call would be refused for the profile's authenticated_username,
-// not only for a missing permission. (A repository outside the profile's is
-// refused at the first read.)
+// TestEligibilityDecides: gitea_check_pr_eligibility's policy gate is the
+// executor's decision on the approval or merge itself, live checks included
+// (check), so it says no where the call would be refused for the profile's
+// authenticated_username, or for a commit naming an issue outside the
+// profile's repositories, and yes where gitea_merge_pr keeps a head branch the
+// repository would delete and the profile may not. (A repository outside the
+// profile's is refused at the first read.)
 func TestEligibilityDecides(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [
 		{"profile_name": "dana-merger", "allowed_operations": ["gitea.read", "gitea.pr.approve", "gitea.pr.merge"], "authenticated_username": "dana"},
 		{"profile_name": "any-merger", "allowed_operations": ["gitea.read", "gitea.pr.approve", "gitea.pr.merge"], "repositories": ["alice/demo"], "authenticated_username": "bob"}]}`), 0o600)
+	commits := func(msg string) fakeAnswer {
+		return fakeWith(200, `[{"commit":{"message":"`+msg+`"}}]`, "X-Total-Count", "1")
+	}
 	for _, tc := range []struct {
 		profile, action string
+		commits         fakeAnswer
 		blocked         []string
-		detail          string // of the profile gate
+		detail          string // of the policy gate
 	}{
-		{"dana-merger", "merge", []string{"profile allows gitea.pr.merge"}, `identity "bob" is not "dana"`},
-		{"dana-merger", "approve", []string{"profile allows gitea.pr.approve"}, `identity "bob" is not "dana"`},
-		{"any-merger", "merge", nil, "allow"},
-		{"any-merger", "approve", nil, "allow"},
+		{"dana-merger", "merge", commits(""), []string{"policy allows gitea.pr.merge"}, `identity "bob" is not "dana"`},
+		{"dana-merger", "approve", commits(""), []string{"policy allows gitea.pr.approve"}, `identity "bob" is not "dana"`},
+		{"any-merger", "merge", commits("fix"), nil, "allow"},
+		{"any-merger", "merge", commits("fixes carol/secret#1"), []string{"policy allows gitea.pr.merge"}, `the pull request's commits reference "carol/secret"`},
+		{"any-merger", "approve", commits(""), nil, "allow"},
+		{"gitea-merger", "merge", commits(""), nil, "allow"},
 	} {
-		f := newScriptedGitea(t).user("bob").json(prPath, fakePR("alice", "open", headSHA, true))
+		f := newScriptedGitea(t).user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).answer("GET", prPath+"/commits", tc.commits).
+			json(repoPath, map[string]any{"default_delete_branch_after_merge": true, "default_branch": "main"})
 		s := f.server(t, "GITEA_MCP_PROFILE", tc.profile, "GITEA_MCP_CONFIG", config)
 		out, _ := fakeCall(t, t.Context(), s, "gitea_check_pr_eligibility", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "action": tc.action})
 		var blocked []string
@@ -596,12 +610,15 @@ func TestEligibilityDecides(t *testing.T) {
 			if g["passed"] != true {
 				blocked = append(blocked, g["gate"].(string))
 			}
-			if strings.HasPrefix(g["gate"].(string), "profile allows") {
+			if strings.HasPrefix(g["gate"].(string), "policy allows") {
 				detail = str0(g["detail"])
 			}
 		}
 		if diff := cmp.Diff(tc.blocked, blocked); diff != "" || !strings.Contains(detail, tc.detail) {
-			t.Errorf("%s %s: mismatch (-want +got):\n%s\nprofile gate: %q, want it to contain %q", tc.profile, tc.action, diff, detail, tc.detail)
+			t.Errorf("%s %s: mismatch (-want +got):\n%s\npolicy gate: %q, want it to contain %q", tc.profile, tc.action, diff, detail, tc.detail)
+		}
+		if w := f.writes(); len(w) > 0 {
+			t.Errorf("%s %s: eligibility wrote %v", tc.profile, tc.action, w)
 		}
 	}
 }
@@ -657,5 +674,33 @@ func TestMergeCommitMessages(t *testing.T) {
 				t.Errorf("read %d pages of commits, want %d", n, tc.reads)
 			}
 		})
+	}
+}
+
+// TestMergeKeepsHeadBranch: gitea_merge_pr keeps the head branch unless the
+// profile may delete it: the executor refuses a merge that deletes it (asked,
+// or the repository's default) without gitea.branch.delete, so a merger in a
+// repository that deletes by default could never merge with the tool.
+func TestMergeKeepsHeadBranch(t *testing.T) {
+	t.Parallel()
+	for profile, want := range map[string]string{
+		"gitea-merger": `{"delete_branch_after_merge":false,"do":"merge","head_commit_id":"` + headSHA + `"}`,
+		"gitea-owner":  `{"do":"merge","head_commit_id":"` + headSHA + `"}`,
+	} {
+		f := newScriptedGitea(t).user("bob").on("POST", prPath+"/merge", 200).
+			json(repoPath, map[string]any{"default_delete_branch_after_merge": true, "default_branch": "main", "full_name": "alice/demo"})
+		f.json(prPath, map[string]any{"number": 1, "state": "open", "mergeable": true, "user": map[string]any{"login": "alice"},
+			"head": map[string]any{"sha": headSHA, "ref": "topic", "repo": map[string]any{"full_name": "alice/demo", "default_branch": "main"}}, "base": map[string]any{"ref": "main"}})
+		s := f.server(t, "GITEA_MCP_PROFILE", profile)
+		out, isErr := fakeCall(t, t.Context(), s, "gitea_merge_pr", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "head_sha": headSHA, "confirm": "MERGE PR 1"})
+		var body string
+		for _, r := range f.requests() {
+			if r.Method == "POST" {
+				body = r.Body
+			}
+		}
+		if isErr || body != want {
+			t.Errorf("%s: merged with %s, want %s: %v", profile, body, want, out)
+		}
 	}
 }

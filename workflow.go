@@ -111,35 +111,33 @@ type gate struct {
 }
 
 // eligibility checks whether the caller may approve or merge a pull request
-// now: a verified identity, the policy's decision on the approval or merge
-// (decide: the profile's permission, authenticated_username, repositories),
-// not the author, the pull request open and, for a merge, Gitea's own
-// mergeable. It reads the pull request live and returns it with the gates.
+// now: a verified identity, the executor's decision on that very approval or
+// merge at the live head (check: the profile's permission,
+// authenticated_username, repositories and every live check), not the
+// author, the pull request open and, for a merge, Gitea's own mergeable. It
+// reads the pull request live and returns it with the gates.
 func (s *server) eligibility(ctx context.Context, tool, action string, args map[string]any) (*pullRequest, []gate, *envelope) {
-	perm, opID, body := permApprove, "repoCreatePullReview", map[string]any{"event": "APPROVED"}
-	if action == "merge" {
-		perm, opID, body = permMerge, "repoMergePullRequest", map[string]any{}
-	}
 	var pr pullRequest
 	if env := s.step(ctx, tool, "", "repoGetPullRequest", target(args), &pr); env.Error != nil {
 		return nil, nil, env
 	}
-	prof, _ := s.exec.active(ctx)
+	perm, opID, body := permApprove, "repoCreatePullReview", map[string]any{"event": "APPROVED", "commit_id": pr.Head.SHA}
+	if action == "merge" {
+		perm, opID, body = permMerge, "repoMergePullRequest", s.mergeBody(args, pr.Head.SHA)
+	}
 	me := s.exec.whoami(ctx)
 	login := me.Login
-	d := decision{Reason: fmt.Sprintf("operation %q is not in the OpenAPI document", opID)}
-	if op := s.cat.byID[opID]; op != nil {
-		params := map[string]string{}
-		for k, v := range target(args) {
-			params[k] = fmt.Sprint(v)
+	d := decision{Reason: fmt.Sprintf("operation %q is not in the OpenAPI document, or it is disabled (DISABLED_TOOLS)", opID)}
+	if op, ok := s.cat.operation(opID); ok {
+		if env := s.exec.run1(ctx, &request{tool: tool, op: op, args: with(target(args), "body", body), judge: &d}); env.Error != nil {
+			d.Reason = env.Error.Message // the request itself cannot be made
 		}
-		d = decide(prof, login, tool, opInfo{ID: op.ID, Method: op.Method, Route: op.Route}, with(target(args), "body", body), params)
 	}
 	self, selfWhy := selfActionDenied(perm, me, pr.User)
 	mergeable := pr.Mergeable != nil && *pr.Mergeable
 	gates := []gate{
 		{"identity verified", login != "", "login " + login},
-		{"profile allows " + perm, d.Allowed, d.Reason},
+		{"policy allows " + perm, d.Allowed, d.Reason},
 		{"not the author", !self, firstNonEmpty(selfWhy, "author "+pr.User.Login)},
 		{"pull request open", pr.State == "open" && !pr.Merged, "state " + pr.State},
 	}
@@ -227,11 +225,23 @@ func hint(s *server, action string) string {
 // that does not end within them is not compared.
 const maxFilePages = 100
 
+// mergeBody is the body gitea_merge_pr sends, and eligibility judges: the
+// style asked, the head pinned, and the head branch kept unless the profile
+// may delete it (then the repository's default applies).
+func (s *server) mergeBody(args map[string]any, head string) map[string]any {
+	method, _ := args["merge_method"].(string)
+	body := map[string]any{"do": firstNonEmpty(method, "merge"), "head_commit_id": head}
+	if !s.exec.mayUse("gitea.branch.delete") {
+		body["delete_branch_after_merge"] = false
+	}
+	return body
+}
+
 func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	const tool, action = "gitea_merge_pr", "merge_pr"
 	method, _ := args["merge_method"].(string)
 	headSHA, _ := args["head_sha"].(string)
-	merge := with(target(args), "body", map[string]any{"do": firstNonEmpty(method, "merge"), "head_commit_id": headSHA})
+	merge := with(target(args), "body", s.mergeBody(args, headSHA))
 	refuse := func(gates []gate) { s.refuseGates(ctx, tool, action, "repoMergePullRequest", merge, gates) }
 	index, _ := args["index"].(json.Number)
 	if confirm, _ := args["confirm"].(string); confirm != "MERGE PR "+index.String() {
