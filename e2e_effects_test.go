@@ -145,8 +145,20 @@ func TestE2ERepositoryAllowlist(t *testing.T) {
 	for _, base := range []string{g.URL, "http://localhost" + port, "http://LOCALHOST." + port, "http://[::ffff:127.0.0.1]" + port, "http://127.1" + port, "http://0.0.0.0" + port} {
 		wantDenied(t, c, "repoMigrate", "POST", "/repos/migrate", map[string]any{"body": map[string]any{
 			"clone_addr": base + "/" + secret + ".git", "repo_owner": owner, "repo_name": name, "auth_token": "x"}},
-			"gitea.repo.create", `repoMigrate reads "`+secret+`" on this Gitea (or a host that cannot be told apart from it), outside the repositories of demo-only`)
+			"gitea.repo.create", `repoMigrate reads "`+secret+`", which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of demo-only`)
 	}
+	// Found by review: this Gitea may answer at an address the server does not
+	// know (a public address in front of an internal GITEA_URL), under a path
+	// prefix, and serves a repository's wiki too: a source whose owner/name
+	// this Gitea has is judged whatever the host (192.0.2.10, a documentation
+	// address, is never reached). And a migration naming its owner by id (uid)
+	// put the repository under that owner, outside the list.
+	for _, src := range []string{"http://192.0.2.10/" + secret + ".git", "https://192.0.2.10/gitea/" + strings.ToUpper(secret) + ".wiki.GIT"} {
+		wantDenied(t, c, "repoMigrate", "POST", "/repos/migrate", map[string]any{"body": map[string]any{"clone_addr": src, "repo_owner": owner, "repo_name": name}},
+			"gitea.repo.create", "which is on this Gitea or may be")
+	}
+	wantDenied(t, c, "repoMigrate", "POST", "/repos/migrate", map[string]any{"body": map[string]any{"clone_addr": "http://192.0.2.10/" + g.Repo + ".git", "repo_name": name, "uid": 2}},
+		"gitea.repo.create", "repoMigrate names its owner by id (uid 2)")
 
 	// bob's fork, a branch in it and a pull request from it into the fixture repository.
 	fork := "bob/" + name + "-fork"

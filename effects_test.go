@@ -150,6 +150,9 @@ func TestRepoTargets(t *testing.T) {
 		{"generateRepo", map[string]any{"owner": "bob", "name": "new"}, "bob/new"},
 		{"repoMigrate", map[string]any{"repo_owner": "acme", "repo_name": "m", "clone_addr": "https://x"}, ""},
 		{"repoMigrate", map[string]any{"repo_name": "m", "clone_addr": "https://x"}, "bot/m"},
+		{"repoMigrate", map[string]any{"repo_name": "m", "clone_addr": "https://x", "uid": 2}, "#uid"},
+		{"repoMigrate", map[string]any{"repo_name": "m", "clone_addr": "https://x", "uid": 0}, "bot/m"},
+		{"repoMigrate", map[string]any{"repo_owner": "acme", "repo_name": "m", "clone_addr": "https://x", "uid": 2}, ""},
 		{"createCurrentUserRepo", map[string]any{"name": "mine"}, "bot/mine"},
 		{"createOrgRepo", map[string]any{"name": "new"}, ""},
 		{"createOrgRepoDeprecated", map[string]any{"name": "new"}, ""},
@@ -166,7 +169,11 @@ func TestRepoTargets(t *testing.T) {
 		covered[tt.id] = true
 		p := allBut(t, "gitea.admin.system", "acme/*")
 		d := decide(p, "bot", "t", ops[tt.id], map[string]any{"body": tt.body}, params)
-		if d.Allowed != (tt.target == "") || tt.target != "" && !strings.Contains(d.Reason, `"`+tt.target+`", outside the repositories`) {
+		want := `"` + tt.target + `", outside the repositories`
+		if id, ok := strings.CutPrefix(tt.target, "#"); ok {
+			want = "names its owner by id (" + id
+		}
+		if d.Allowed != (tt.target == "") || tt.target != "" && !strings.Contains(d.Reason, want) {
 			t.Errorf("%s with %v: %+v; want target %q", tt.id, tt.body, d, tt.target)
 		}
 	}
@@ -179,7 +186,7 @@ func TestRepoTargets(t *testing.T) {
 				t.Errorf("repoTargets: %s is named by %d rows; repoDenied judges only the first", id, n)
 			}
 			for _, f := range append(rt.owner, rt.name...) {
-				_, inBody := bodies[id][f]
+				_, inBody := bodies[id][strings.TrimPrefix(f, "#")]
 				if !inBody && f != "@" && !strings.Contains(ops[id].Route, f) {
 					t.Errorf("repoTargets: %s names %q, neither a body property nor a path parameter", id, f)
 				}

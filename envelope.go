@@ -4,24 +4,18 @@ package main
 // is one JSON object saying who acted, what was requested and that the data
 // is untrusted, with what the pipeline redacted, masked or cut. Gitea's
 // error messages and the policy's reasons pass the same scrubbing as its
-// data, and transport faults are named here in words that show neither
-// Gitea's address nor the server's; nothing reaches the model except through
-// an envelope built here.
+// data; nothing reaches the model except through an envelope built here.
 
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 )
 
@@ -321,68 +315,3 @@ func (c *caller) identity() *identity {
 	}
 	return id
 }
-
-// fault names what went wrong with a request to Gitea, in words that name
-// neither its host nor its address.
-func (x *executor) fault(err error) (kind, msg string) {
-	var ke *kindError
-	var dns *net.DNSError
-	var ne net.Error
-	var ue *url.Error
-	switch {
-	case errors.As(err, &ke):
-		return ke.kind, ke.Error()
-	case errors.Is(err, context.Canceled):
-		return "cancelled", "the request was cancelled"
-	case errors.As(err, &dns):
-		return "dns_error", "cannot resolve the host name of GITEA_URL: " + dns.Err
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return "timeout", fmt.Sprintf("no complete answer from Gitea within GITEA_TIMEOUT (%v)", x.cfg.timeout)
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection_refused", "Gitea refused the connection: is it running at GITEA_URL?"
-	}
-	if why := tlsFault(err); why != "" {
-		return "tls_error", "TLS with Gitea failed: " + why
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		err = oe.Err // without Gitea's address and the server's
-	} else if errors.As(err, &ue) {
-		err = ue.Err // without the method and URL, which the envelope has
-	}
-	return "network_error", "the connection to Gitea failed: " + err.Error()
-}
-
-// tlsFault says why a TLS handshake failed, or "" for an error that is not
-// one.
-func tlsFault(err error) string {
-	var unknown x509.UnknownAuthorityError
-	var host x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var verify *tls.CertificateVerificationError
-	var record tls.RecordHeaderError
-	var alert tls.AlertError
-	switch {
-	case errors.As(err, &unknown):
-		return "its certificate is signed by an unknown authority (for a private CA, set GITEA_CA_FILE)"
-	case errors.As(err, &host):
-		return "its certificate is not valid for the host name of GITEA_URL"
-	case errors.As(err, &invalid):
-		return "its certificate is expired or not valid"
-	case errors.As(err, &verify):
-		return "its certificate cannot be verified"
-	case errors.As(err, &record) || strings.HasSuffix(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's words, not a type
-		return "it does not speak TLS (should GITEA_URL start with http://?)"
-	case errors.As(err, &alert):
-		return "it refused the handshake (" + alert.Error() + ")"
-	}
-	return ""
-}
-
-// kindError is an error with the error.kind it is reported under.
-type kindError struct {
-	kind string
-	err  error
-}
-
-func (e *kindError) Error() string { return e.err.Error() }

@@ -11,16 +11,13 @@ package main
 // answer or an error.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,7 +25,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // request is what a tool asks of Gitea, whatever its door: an operation with
@@ -333,6 +329,9 @@ type livePR struct {
 			DefaultBranch string `json:"default_branch"`
 		} `json:"repo"`
 	} `json:"head"`
+	Base struct {
+		Ref string `json:"ref"`
+	} `json:"base"`
 }
 
 // liveEffects judges what a write does by Gitea's live state: a write landing
@@ -353,9 +352,16 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		if err != nil || u.Host == "" {
 			return "", fmt.Sprintf("repoMigrate: clone_addr %q is not a URL with a host, so %s cannot tell which repository it reads", src, p.Name)
 		}
-		owner, name, _ := strings.Cut(strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git"), "/")
-		if !p.allowsRepo(owner, name) && x.maybeSelf(ctx, u.Hostname()) {
-			return "", fmt.Sprintf("repoMigrate reads %q on this Gitea (or a host that cannot be told apart from it), outside the repositories of %s", owner+"/"+name, p.Name)
+		// Gitea serves a repository, and its wiki, at .../owner/name[.wiki][.git]
+		// under any prefix, and this Gitea may answer at addresses the server
+		// does not know: a name it has (anything but a 404) is as good as self.
+		segs := strings.Split(strings.Trim(u.Path, "/"), "/")
+		owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
+		if len(segs) > 1 {
+			owner = segs[len(segs)-2]
+		}
+		if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || x.mayExist(ctx, owner, name)) {
+			return "", fmt.Sprintf("repoMigrate reads %q, which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of %s", owner+"/"+name, p.Name)
 		}
 	}
 	repo := params["owner"] + "/" + params["repo"]
@@ -380,15 +386,6 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	if op.ID == "repoMergePullRequest" { // the title and description are read only for a merge
 		if ref := p.refOutside(pr.Title + "\n" + pr.Body); ref != "" {
 			return "", fmt.Sprintf("the pull request's title or description references %q, outside the repositories of %s: Gitea closes it on merge after a closing keyword", ref, p.Name)
-		}
-		if p.repoPats != nil {
-			msgs, ok := x.commitMessages(ctx, params)
-			if !ok {
-				return "", fmt.Sprintf("cannot read the messages of the pull request's commits from Gitea, which may reference issues outside the repositories of %s; refusing to merge", p.Name)
-			}
-			if ref := p.refOutside(msgs); ref != "" {
-				return "", fmt.Sprintf("the pull request's commits reference %q, outside the repositories of %s: Gitea closes it when they land on merge, after a closing keyword", ref, p.Name)
-			}
 		}
 	}
 	writesHead := op.ID == "repoUpdatePullRequest"
@@ -417,6 +414,20 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 		if op.ID == "repoUpdatePullRequest" {
 			branch, lands, repo = pr.Head.Ref, strings.EqualFold(pr.Head.Ref, pr.Head.Repo.DefaultBranch), head
+		}
+	}
+	if p.repoPats != nil {
+		upstream := "" // the comparison of a fork's branch with its parent's
+		if b, _ := landingBranch(op.ID, args, params); op.ID == "repoMergeUpstream" {
+			b = cmp.Or(b, r.DefaultBranch)
+			upstream = b + "..." + r.Parent.FullName + ":" + b
+		}
+		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream)
+		if !ok {
+			return "", fmt.Sprintf("cannot read from Gitea the messages of the commits %s puts on a branch, which may reference issues outside the repositories of %s; refusing", op.ID, p.Name)
+		}
+		if ref := p.refOutside(msgs); ref != "" {
+			return "", fmt.Sprintf("the commits %s puts on a branch reference %q, outside the repositories of %s: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword", op.ID, ref, p.Name)
 		}
 	}
 	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {
@@ -458,9 +469,113 @@ func (x *executor) maybeSelf(ctx context.Context, host string) bool {
 	return false
 }
 
+// mayExist reports whether this Gitea may have the repository owner/name:
+// anything but a 404 for it.
+func (x *executor) mayExist(ctx context.Context, owner, name string) bool {
+	op, ok := x.cat.byID["repoGet"]
+	if !ok {
+		return true
+	}
+	p, err := x.routes().expand(op.routeSpec(), map[string]string{"owner": owner, "repo": name})
+	if err != nil {
+		return true
+	}
+	ex, err := x.send(ctx, op, p, nil, nil)
+	return err != nil || ex.status != http.StatusNotFound
+}
+
+// trimFold removes suffix from s in any case.
+func trimFold(s, suffix string) string {
+	if len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix) {
+		return s[:len(s)-len(suffix)]
+	}
+	return s
+}
+
 // maxCommitPages bounds the pages of a pull request's commits commitMessages
 // reads (of 50, Gitea's default maximum): a merge of more is refused.
 const maxCommitPages = 20
+
+// pushedMessages reads the messages of the commits a write of op puts on a
+// branch, which Gitea reads for issue references as the caller's push: a
+// merge's commits, those a branch moved to a commit gains, those a fork takes
+// from its parent (upstream), those a pull request's head takes from its base
+// (and its own, pushed again by a rebase), and the last ten of a new branch.
+// It reports whether Gitea answered with all of them; a write that pushes no
+// commit of another's has none.
+func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[string]any, params map[string]string, pr *livePR, upstream string) ([]any, bool) {
+	body, _ := args["body"].(map[string]any)
+	field := func(k string) string { s, _ := body[k].(string); return s }
+	owner, repo := params["owner"], params["repo"]
+	switch {
+	case op.ID == "repoMergePullRequest":
+		return x.commitMessages(ctx, params)
+	case op.ID == "repoUpdateBranch":
+		return x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": owner, "repo": repo, "basehead": params["branch"] + "..." + field("new_commit_id")})
+	case op.ID == "repoMergeUpstream":
+		return x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": owner, "repo": repo, "basehead": upstream})
+	case op.ID == "repoUpdatePullRequest":
+		if pr.Head.Repo == nil {
+			return nil, false
+		}
+		headOwner, headRepo, _ := strings.Cut(pr.Head.Repo.FullName, "/")
+		base, ok := x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": headOwner, "repo": headRepo, "basehead": pr.Head.Ref + "..." + owner + "/" + repo + ":" + pr.Base.Ref})
+		own, ok2 := x.commitMessages(ctx, params)
+		return append(base, own...), ok && ok2
+	case op.ID == "repoCreateBranch":
+		return x.listMessages(ctx, "repoGetAllCommits", map[string]string{"owner": owner, "repo": repo}, "sha", cmp.Or(field("old_ref_name"), field("old_branch_name")))
+	case slices.Contains(contentsOps, op.ID) && field("new_branch") != "":
+		return x.listMessages(ctx, "repoGetAllCommits", map[string]string{"owner": owner, "repo": repo}, "sha", field("branch"))
+	}
+	return nil, true
+}
+
+// listMessages reads the messages of the commits operation opID answers with
+// for the path parameters params and query kv (name, value pairs; "" none):
+// a comparison's commits, all of them, or the last ten of a ref (the default
+// branch for none). It reports whether Gitea answered with all it counted.
+func (x *executor) listMessages(ctx context.Context, opID string, params map[string]string, kv ...string) ([]any, bool) {
+	op, ok := x.cat.byID[opID]
+	if !ok {
+		return nil, false
+	}
+	p, err := x.routes().expand(op.routeSpec(), params)
+	if err != nil {
+		return nil, false
+	}
+	q := url.Values{"limit": {"10"}, "stat": {"false"}, "files": {"false"}, "verification": {"false"}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	ex, err := x.send(ctx, op, p, q, nil)
+	type commit struct {
+		Commit struct {
+			Message string `json:"message"`
+		} `json:"commit"`
+	}
+	var list struct {
+		Total   *int     `json:"total_commits"`
+		Commits []commit `json:"commits"`
+	}
+	if err != nil || ex.status != http.StatusOK {
+		return nil, false
+	}
+	if opID == "repoGetAllCommits" {
+		err = json.Unmarshal(ex.body, &list.Commits)
+	} else if err = json.Unmarshal(ex.body, &list); list.Total == nil || *list.Total != len(list.Commits) {
+		return nil, false
+	}
+	if err != nil {
+		return nil, false
+	}
+	var msgs []any
+	for _, c := range list.Commits {
+		msgs = append(msgs, c.Commit.Message)
+	}
+	return msgs, true
+}
 
 // commitMessages reads the messages of a pull request's commits, which land
 // on its base when it is merged, page by page. It reports
@@ -562,125 +677,6 @@ func (x *executor) resolve(r *request) (string, map[string]string, url.Values, a
 	}
 	p, err := x.routes().expand(r.op.routeSpec(), params)
 	return p, params, q, body, err
-}
-
-// formFile is a file upload sent as multipart/form-data.
-type formFile struct {
-	field   string
-	content []byte
-}
-
-// Retries of a GET that Gitea answered 429 Too Many Requests: at most
-// maxRetries more attempts, each after the Retry-After Gitea asks for (one
-// second when it names none), and none when it asks for longer than
-// maxRetryWait or in a form that cannot be read. Writes are never retried.
-const (
-	maxRetries   = 2
-	maxRetryWait = 5 * time.Second
-)
-
-// send makes the HTTP request to Gitea and reads the answer within bounds.
-func (x *executor) send(ctx context.Context, op *operation, p string, query url.Values, body any) (*sent, error) {
-	ex := &sent{method: op.Method, path: p, query: query}
-	u := x.cfg.apiBase + p
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	var payload []byte
-	contentType := ""
-	switch b := body.(type) {
-	case nil:
-	case formFile:
-		var buf bytes.Buffer
-		w := multipart.NewWriter(&buf)
-		fw, _ := w.CreateFormFile(b.field, b.field)
-		fw.Write(b.content)
-		w.Close()
-		payload, contentType = buf.Bytes(), w.FormDataContentType()
-	default:
-		if s, ok := b.(string); ok && op.ID == "renderMarkdownRaw" {
-			payload, contentType = []byte(s), "text/plain"
-			break
-		}
-		payload, contentType = encode(b), "application/json"
-	}
-	_, c := x.active(ctx)
-	var resp *http.Response
-	for {
-		req, err := http.NewRequestWithContext(ctx, op.Method, u, bytes.NewReader(payload)) // none: no body
-		if err != nil {
-			return ex, err
-		}
-		req.Header.Set("Authorization", "token "+c.token)
-		if c.sudo != "" {
-			req.Header.Set("Sudo", c.sudo)
-		}
-		req.Header.Set("Accept", "application/json")
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		if resp, err = x.client.Do(req); err != nil {
-			return ex, err
-		}
-		wait, retry := retryWait(resp, op.Method, ex.retries)
-		if !retry {
-			break
-		}
-		resp.Body.Close()
-		ex.retries++
-		select {
-		case <-ctx.Done():
-			return ex, ctx.Err()
-		case <-time.After(wait): // collected once unreferenced (Go 1.23)
-		}
-	}
-	defer resp.Body.Close()
-	ex.status, ex.header = resp.StatusCode, resp.Header
-	ex.class = classifyMedia(resp.Header.Get("Content-Type"))
-	limit := maxReadBytes
-	if ex.class == binaryBody {
-		limit = x.cfg.maxBinary // binary: returned whole or not at all
-	}
-	if resp.ContentLength > int64(limit) {
-		return ex, tooLarge(limit)
-	}
-	var err error
-	ex.body, err = io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return ex, &kindError{"truncated_body", fmt.Errorf("the answer broke off after %d bytes: the connection closed before its end", len(ex.body))}
-	}
-	if err != nil {
-		return ex, err
-	}
-	if len(ex.body) > limit {
-		return ex, tooLarge(limit)
-	}
-	return ex, nil
-}
-
-// retryWait returns how long to wait before sending a GET again that Gitea
-// answered 429, and false when it is not sent again.
-func retryWait(resp *http.Response, method string, retries int) (time.Duration, bool) {
-	if resp.StatusCode != http.StatusTooManyRequests || method != http.MethodGet || retries >= maxRetries {
-		return 0, false
-	}
-	v := resp.Header.Get("Retry-After")
-	if v == "" {
-		return time.Second, true
-	}
-	if n, err := strconv.Atoi(v); err == nil {
-		return time.Duration(n) * time.Second, n >= 0 && n <= int(maxRetryWait/time.Second)
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		d := max(time.Until(t), 0)
-		return d, d <= maxRetryWait
-	}
-	return 0, false
-}
-
-// tooLarge reports an answer over the read bound for its content type.
-func tooLarge(limit int) error {
-	return &kindError{"payload_too_large", fmt.Errorf("answer larger than %d bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", limit)}
 }
 
 // whoami returns the effective account of the request's caller (in sudo

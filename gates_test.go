@@ -327,23 +327,26 @@ func TestMergeUpstreamReadsRepoOnce(t *testing.T) {
 	fork := func(parent string) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": parent}}).
-				on("POST", repoPath+"/merge-upstream", 200, `{"merge_style":"fast-forward"}`)
+				on("POST", repoPath+"/merge-upstream", 200, `{"merge_style":"fast-forward"}`).
+				json(repoPath+"/compare/dev..."+parent+":dev", map[string]any{"total_commits": 1, "commits": []any{map[string]any{"commit": map[string]any{"message": "sync"}}}}).
+				json(repoPath+"/compare/main..."+parent+":main", map[string]any{"total_commits": 0, "commits": []any{}})
 		}
 	}
 	const getRepo, merge = "GET " + repoPath, "POST " + repoPath + "/merge-upstream"
-	denied := func(perm, reason string) liveGot {
-		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: []string{getRepo}}
+	compare := func(b string) string { return "GET " + repoPath + "/compare/" + b + "...alice/upstream:" + b }
+	denied := func(perm, reason string, sent ...string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: append([]string{getRepo}, sent...)}
 	}
 	_, noMerge := (&profile{Name: "fork-pusher"}).allows(permMerge)
 	landing := `repoMergeUpstream lands on "main", the default branch of "alice/demo": that is landing code without review, which also needs gitea.pr.merge (` +
 		noMerge + `) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request`
 	runLiveCases(t, []liveCase{
 		{"into another branch", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream("dev"),
-			liveGot{Sent: []string{getRepo, merge}}},
+			liveGot{Sent: []string{getRepo, compare("dev"), merge}}},
 		{"into the default branch by name", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream("main"),
-			denied(permMerge, landing)},
+			denied(permMerge, landing, compare("main"))},
 		{"into the default branch unnamed", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream(""),
-			denied(permMerge, landing)},
+			denied(permMerge, landing, compare("main"))},
 		{"from outside the repositories", "fork-pusher", fork("carol/secret"), "gitea_call_operation", mergeUpstream("dev"),
 			denied("gitea.branch.push", `repoMergeUpstream merges into "alice/demo" from "carol/secret", the repository it forks, outside the repositories of fork-pusher`)},
 		{"from an unreadable fork", "fork-pusher", func(f *scriptedGitea) { f.user("bob").on("GET", repoPath, 500, `{"message":"boom"}`) },
@@ -591,7 +594,7 @@ func TestEligibilityDecides(t *testing.T) {
 		{"dana-merger", "merge", commits(""), []string{"policy allows gitea.pr.merge"}, `identity "bob" is not "dana"`},
 		{"dana-merger", "approve", commits(""), []string{"policy allows gitea.pr.approve"}, `identity "bob" is not "dana"`},
 		{"any-merger", "merge", commits("fix"), nil, "allow"},
-		{"any-merger", "merge", commits("fixes carol/secret#1"), []string{"policy allows gitea.pr.merge"}, `the pull request's commits reference "carol/secret"`},
+		{"any-merger", "merge", commits("fixes carol/secret#1"), []string{"policy allows gitea.pr.merge"}, `the commits repoMergePullRequest puts on a branch reference "carol/secret"`},
 		{"any-merger", "approve", commits(""), nil, "allow"},
 		{"gitea-merger", "merge", commits(""), nil, "allow"},
 	} {
@@ -641,7 +644,7 @@ func TestMergeCommitMessages(t *testing.T) {
 		return fakeWith(200, string(body), "X-Total-Count", total)
 	}
 	fifty := slices.Repeat([]string{"see #1"}, 50)
-	unread := "cannot read the messages of the pull request's commits from Gitea, which may reference issues outside the repositories of demo-merger; refusing to merge"
+	unread := "cannot read from Gitea the messages of the commits repoMergePullRequest puts on a branch, which may reference issues outside the repositories of demo-merger; refusing"
 	for _, tc := range []struct {
 		name   string
 		pages  []fakeAnswer
@@ -650,9 +653,9 @@ func TestMergeCommitMessages(t *testing.T) {
 	}{
 		{"within the list", []fakeAnswer{page("2", "fix #1", "see alice/demo#2")}, "", 1},
 		{"no commits", []fakeAnswer{page("0")}, "", 1},
-		{"outside", []fakeAnswer{page("1", "closes bob/secret#3")}, `the pull request's commits reference "bob/secret", outside the repositories of demo-merger: Gitea closes it when they land on merge, after a closing keyword`, 1},
-		{"outside by address", []fakeAnswer{page("1", "closes http://gitea.example/bob/secret/issues/3")}, `the pull request's commits reference "bob/secret"`, 1},
-		{"outside on the second page", []fakeAnswer{page("51", fifty...), page("51", "closes bob/secret#3")}, `the pull request's commits reference "bob/secret"`, 2},
+		{"outside", []fakeAnswer{page("1", "closes bob/secret#3")}, `the commits repoMergePullRequest puts on a branch reference "bob/secret", outside the repositories of demo-merger: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword`, 1},
+		{"outside by address", []fakeAnswer{page("1", "closes http://gitea.example/bob/secret/issues/3")}, `the commits repoMergePullRequest puts on a branch reference "bob/secret"`, 1},
+		{"outside on the second page", []fakeAnswer{page("51", fifty...), page("51", "closes bob/secret#3")}, `the commits repoMergePullRequest puts on a branch reference "bob/secret"`, 2},
 		{"two pages within", []fakeAnswer{page("51", fifty...), page("51", "last")}, "", 2},
 		{"unreadable", []fakeAnswer{fakeWith(500, `{"message":"boom"}`)}, unread, 1},
 		{"without a count", []fakeAnswer{page("", "fix")}, unread, 1},
@@ -703,4 +706,111 @@ func TestMergeKeepsHeadBranch(t *testing.T) {
 			t.Errorf("%s: merged with %s, want %s: %v", profile, body, want, out)
 		}
 	}
+}
+
+// TestPushedCommitsJudged: under repositories, a write that puts commits on
+// a branch first reads their messages, since Gitea reads them for issue
+// references as the caller's push (it writes to each issue named and closes
+// it after a closing keyword): a branch moved to a commit (the commits it
+// gains), a new branch and a commit on a new branch (the last ten commits it
+// starts from), a pull request's head updated from its base (the base's
+// commits and its own, which a rebase pushes again). One naming an issue
+// outside the list is refused, and so is a write whose commits cannot be
+// read; a write naming no other commit reads none.
+func TestPushedCommitsJudged(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-pusher", "repositories": ["alice/demo"],
+		"allowed_operations": ["gitea.read", "gitea.branch.push", "gitea.branch.create", "gitea.repo.commit", "gitea.pr.create"]}]}`), 0o600)
+	const compare, commits = repoPath + "/compare/dev...abc", repoPath + "/commits"
+	const update = repoPath + "/compare/topic...alice/demo:main"
+	msgs := func(total int, messages ...string) map[string]any {
+		var list []any
+		for _, m := range messages {
+			list = append(list, map[string]any{"commit": map[string]any{"message": m}})
+		}
+		return map[string]any{"total_commits": total, "commits": list}
+	}
+	recent := func(messages ...string) []any { return msgs(0, messages...)["commits"].([]any) }
+	script := func(kv ...any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(repoPath, map[string]any{"default_branch": "main"}).
+				on("PUT", repoPath+"/branches/dev", 204).on("POST", repoPath+"/branches", 201, `{}`).on("POST", repoPath+"/contents/a.md", 201, `{}`).
+				on("POST", prPath+"/update", 200).answer("GET", prPath+"/commits", fakeWith(200, "[]", "X-Total-Count", "0")).
+				json(prPath, map[string]any{"number": 1, "user": map[string]any{"login": "alice"}, "base": map[string]any{"ref": "main"},
+					"head": map[string]any{"sha": headSHA, "ref": "topic", "repo": map[string]any{"full_name": "alice/demo", "default_branch": "main"}}})
+			for i := 0; i+1 < len(kv); i += 2 {
+				f.json(kv[i].(string), kv[i+1])
+			}
+		}
+	}
+	call := func(op string, args map[string]any) map[string]any {
+		return map[string]any{"operation": op, "arguments": with(map[string]any{"owner": "alice", "repo": "demo"}, "body", args["body"], "branch", args["branch"], "index", args["index"], "filepath", args["filepath"])}
+	}
+	moveDev := call("repoUpdateBranch", map[string]any{"branch": "dev", "body": map[string]any{"new_commit_id": "abc"}})
+	newBranch := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_ref_name": "dev"}})
+	newFile := call("repoCreateFile", map[string]any{"filepath": "a.md", "body": map[string]any{"content": "aGk=", "branch": "dev", "new_branch": "topic"}})
+	updatePR := call("repoUpdatePullRequest", map[string]any{"index": 1})
+	outside := func(op string, sent ...string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: permMap[op], Sent: sent,
+			Reason: "the commits " + op + ` puts on a branch reference "carol/secret", outside the repositories of demo-pusher: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword`}
+	}
+	unread := func(op string, sent ...string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: permMap[op], Sent: sent,
+			Reason: "cannot read from Gitea the messages of the commits " + op + " puts on a branch, which may reference issues outside the repositories of demo-pusher; refusing"}
+	}
+	runLiveCases(t, []liveCase{
+		{"branch moved", "demo-pusher", script(compare, msgs(1, "fine")), "gitea_call_operation", moveDev,
+			liveGot{Sent: []string{"GET " + compare, "GET " + repoPath, "PUT " + repoPath + "/branches/dev"}}},
+		{"branch moved onto a reference outside", "demo-pusher", script(compare, msgs(2, "fine", "fixes carol/secret#1")), "gitea_call_operation", moveDev,
+			outside("repoUpdateBranch", "GET "+compare)},
+		{"branch moved, fewer commits than counted", "demo-pusher", script(compare, msgs(3, "fine")), "gitea_call_operation", moveDev,
+			unread("repoUpdateBranch", "GET "+compare)},
+		{"branch moved, commits unreadable", "demo-pusher", script(), "gitea_call_operation", moveDev, unread("repoUpdateBranch", "GET "+compare)},
+		{"new branch", "demo-pusher", script(commits, recent("fine")), "gitea_call_operation", newBranch,
+			liveGot{Sent: []string{"GET " + commits, "POST " + repoPath + "/branches"}}},
+		{"new branch from a reference outside", "demo-pusher", script(commits, recent("see carol/secret!2")), "gitea_call_operation", newBranch,
+			outside("repoCreateBranch", "GET "+commits)},
+		{"commit on a new branch from a reference outside", "demo-pusher", script(commits, recent("closes http://gitea/carol/secret/issues/1")), "gitea_call_operation", newFile,
+			outside("repoCreateFile", "GET "+commits)},
+		{"commit on a new branch", "demo-pusher", script(commits, recent("fine")), "gitea_call_operation", newFile,
+			liveGot{Sent: []string{"GET " + commits, "GET " + repoPath, "POST " + repoPath + "/contents/a.md"}}},
+		{"pull request updated", "demo-pusher", script(update, msgs(1, "fine")), "gitea_call_operation", updatePR,
+			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "GET " + prPath + "/commits", "POST " + prPath + "/update"}}},
+		{"pull request updated from a base referencing outside", "demo-pusher", script(update, msgs(1, "fixes carol/secret#1")), "gitea_call_operation", updatePR,
+			outside("repoUpdatePullRequest", "GET "+prPath, "GET "+update, "GET "+prPath+"/commits")},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
+// permMap is the permission each operation TestPushedCommitsJudged calls needs.
+var permMap = map[string]string{"repoUpdateBranch": "gitea.branch.push", "repoCreateBranch": "gitea.branch.create", "repoCreateFile": "gitea.repo.commit",
+	"repoUpdatePullRequest": "gitea.branch.push"}
+
+// TestMigrationSourceJudged: under repositories, a migration's source whose
+// owner/name this Gitea has (anything but a 404), whatever the host, under a
+// path prefix and as a wiki too, is judged against the list: this Gitea may
+// answer at an address the server does not know. 192.0.2.10 is a
+// documentation address, neither this Gitea's nor private, and never reached.
+func TestMigrationSourceJudged(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-creator", "repositories": ["alice/demo"], "allowed_operations": ["gitea.read", "gitea.repo.create"]}]}`), 0o600)
+	migrate := func(src string) map[string]any {
+		return map[string]any{"operation": "repoMigrate", "arguments": map[string]any{"body": map[string]any{"clone_addr": src, "repo_owner": "alice", "repo_name": "demo"}}}
+	}
+	script := func(status int) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").on("GET", "/repos/carol/secret", status, `{"id":1}`).on("POST", "/repos/migrate", 201, `{}`)
+		}
+	}
+	const get = "GET /repos/carol/secret"
+	denied := liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.create", Sent: []string{get},
+		Reason: `repoMigrate reads "carol/secret", which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of demo-creator`}
+	runLiveCases(t, []liveCase{
+		{"a name this Gitea has", "demo-creator", script(200), "gitea_call_operation", migrate("http://192.0.2.10/carol/secret.git"), denied},
+		{"under a prefix, its wiki", "demo-creator", script(200), "gitea_call_operation", migrate("https://192.0.2.10/git/carol/secret.wiki.GIT"), denied},
+		{"a name it may have", "demo-creator", script(500), "gitea_call_operation", migrate("http://192.0.2.10/carol/secret"), denied},
+		{"a name it has not", "demo-creator", script(404), "gitea_call_operation", migrate("http://192.0.2.10/carol/secret.git"),
+			liveGot{Sent: []string{get, "POST /repos/migrate"}}},
+	}, "GITEA_MCP_CONFIG", config)
 }

@@ -8,8 +8,7 @@
 // README.md's "Threat model" says what it defends against.
 //
 //	main.go          configuration (loadConfig, the one reader of the
-//	                 environment, and the Gitea client it sets), start-up,
-//	                 this map
+//	                 environment), start-up, this map
 //	rpc.go           JSON-RPC over stdio: framing, limits, sessions, dispatch
 //	tools.go         the tool catalog, tools/list and tools/call, the one-step
 //	                 and profile tools (whoami, profiles, activation, task
@@ -19,8 +18,12 @@
 //	                 the active profile permits
 //	executor.go    * the executor, the one door to Gitea: resolve, policy
 //	                 check (identity, self-approval, self-merge, head pins,
-//	                 effects), encode, send, result pipeline, what the
-//	                 profile shows (permits); the audit write is called here
+//	                 effects, and the live reads they need: a pull request's
+//	                 author and head, the commits a write pushes), encode,
+//	                 send, result pipeline, what the profile shows (permits);
+//	                 the audit write is called here
+//	client.go      * the Gitea client: the one HTTP exchange (the token only
+//	                 to GITEA_URL, no redirect, bounded reads), fault naming
 //	policy.go      * the per-call policy decision (decide, permitted): route
 //	                 and body rules, effects, the repository allowlist, the
 //	                 head pin of approvals and merges (pinDenied)
@@ -28,7 +31,7 @@
 //	                 profiles, loading and selection, what a profile allows
 //	encode.go      * path and query encoding and the raw tool's route matching
 //	envelope.go    * the result envelope, error messages and refusal
-//	                 reasons (scrubbed and bounded), fault naming
+//	                 reasons (scrubbed and bounded)
 //	scrub.go       * the scrubbing walk over JSON answers, and the JSON scanner
 //	                 it, compact.go and openapi.go share
 //	redact.go      * exact redaction, pattern masking, hidden-character removal
@@ -143,7 +146,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"flag"
@@ -577,29 +579,4 @@ func (s *server) info() map[string]any {
 // short operator guide.
 func (s *server) instructions(ctx context.Context) string {
 	return s.guide(ctx, false)
-}
-
-// giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each
-// request, the CAs of GITEA_CA_FILE (if set) replace the system's, and no
-// redirect is followed (redirectMessage says why).
-func giteaClient(cfg *config) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{RootCAs: cfg.roots}
-	t.MaxIdleConnsPerHost = maxInFlight // one host, up to maxInFlight requests at once
-	return &http.Client{Timeout: cfg.timeout, Transport: t,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
-// loadCA reads GITEA_CA_FILE: the PEM certificates of the CAs that sign a
-// self-hosted Gitea's certificate.
-func loadCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("GITEA_CA_FILE: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("GITEA_CA_FILE %q: no PEM certificate in it", path)
-	}
-	return pool, nil
 }

@@ -371,7 +371,9 @@ func landingBranch(id string, args map[string]any, params map[string]string) (st
 // repoTarget says where the body of an operation names a repository it
 // creates, moves or links to: owner and name are candidate sources, the first
 // non-empty wins: a body field, "{param}" a path parameter, "@" the caller's
-// login. With repositories set, the target must be among them.
+// login, "#field" a body field naming the owner by id (set and not 0, it
+// cannot be judged: refused). With repositories set, the target must be
+// among them.
 type repoTarget struct {
 	ids         []string
 	owner, name []string
@@ -384,7 +386,7 @@ var repoTargets = []repoTarget{
 	{[]string{"repoEdit"}, []string{"{owner}"}, []string{"name", "{repo}"}, "renames the repository to"},
 	{[]string{"createFork"}, []string{"organization", "@"}, []string{"name", "{repo}"}, "forks into"},
 	{[]string{"generateRepo"}, []string{"owner"}, []string{"name"}, "generates"},
-	{[]string{"repoMigrate"}, []string{"repo_owner", "@"}, []string{"repo_name"}, "migrates into"},
+	{[]string{"repoMigrate"}, []string{"repo_owner", "#uid", "@"}, []string{"repo_name"}, "migrates into"},
 	{[]string{"createCurrentUserRepo"}, []string{"@"}, []string{"name"}, "creates"},
 	{[]string{"createOrgRepo", "createOrgRepoDeprecated"}, []string{"{org}"}, []string{"name"}, "creates"},
 	{[]string{"adminCreateRepo"}, []string{"{username}"}, []string{"name"}, "creates"},
@@ -396,12 +398,17 @@ var repoTargets = []repoTarget{
 // one map rather than every row (BenchmarkDecide); it judges the first.
 var targetsOf = byID(repoTargets, func(t *repoTarget) []string { return t.ids })
 
-// pick returns the first non-empty value of sources (see repoTarget).
+// pick returns the first non-empty value of sources (see repoTarget); for a
+// "#field" source set, the source itself.
 func pick(sources []string, body map[string]any, params map[string]string, login string) string {
 	for _, src := range sources {
 		v := login
 		if p, ok := strings.CutPrefix(src, "{"); ok {
 			v = params[strings.TrimSuffix(p, "}")]
+		} else if id, ok := strings.CutPrefix(src, "#"); ok {
+			if v = ""; body[id] != nil && fmt.Sprint(body[id]) != "0" {
+				v = src
+			}
 		} else if src != "@" {
 			v, _ = body[src].(string)
 		}
@@ -612,7 +619,11 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 	if ts := targetsOf()[op.ID]; ts != nil {
 		t := ts[0]
 		body, _ := args["body"].(map[string]any)
-		target := pick(t.owner, body, pathParams, identity) + "/" + pick(t.name, body, pathParams, identity)
+		owner := pick(t.owner, body, pathParams, identity)
+		if id, ok := strings.CutPrefix(owner, "#"); ok {
+			return fmt.Sprintf("%s names its owner by id (%s %v), which %s cannot judge against its repositories; name the owner with %s", op.ID, id, body[id], p.Name, t.owner[0])
+		}
+		target := owner + "/" + pick(t.name, body, pathParams, identity)
 		if owner, repo, _ := strings.Cut(target, "/"); !p.allowsRepo(owner, repo) {
 			return fmt.Sprintf("%s %s %q, outside the repositories of %s", op.ID, t.what, target, p.Name)
 		}

@@ -1,0 +1,237 @@
+package main
+
+// The Gitea client (README, "Results"): the one HTTP exchange of the
+// executor with Gitea. The token goes only to GITEA_URL, in the
+// Authorization header; no redirect is followed; only a GET Gitea answered
+// 429 is sent again; an answer is read within its bound (MAX_BINARY_BYTES for
+// binary, maxReadBytes otherwise) or not at all; and a transport fault is
+// named in words that show neither Gitea's address nor the server's. It
+// decides nothing: the executor sends only what the policy allowed.
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// giteaClient returns the HTTP client for Gitea: GITEA_TIMEOUT bounds each
+// request, the CAs of GITEA_CA_FILE (if set) replace the system's, and no
+// redirect is followed (redirectMessage says why).
+func giteaClient(cfg *config) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: cfg.roots}
+	t.MaxIdleConnsPerHost = maxInFlight // one host, up to maxInFlight requests at once
+	return &http.Client{Timeout: cfg.timeout, Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// loadCA reads GITEA_CA_FILE: the PEM certificates of the CAs that sign a
+// self-hosted Gitea's certificate.
+func loadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("GITEA_CA_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("GITEA_CA_FILE %q: no PEM certificate in it", path)
+	}
+	return pool, nil
+}
+
+// formFile is a file upload sent as multipart/form-data.
+type formFile struct {
+	field   string
+	content []byte
+}
+
+// Retries of a GET that Gitea answered 429 Too Many Requests: at most
+// maxRetries more attempts, each after the Retry-After Gitea asks for (one
+// second when it names none), and none when it asks for longer than
+// maxRetryWait or in a form that cannot be read. Writes are never retried.
+const (
+	maxRetries   = 2
+	maxRetryWait = 5 * time.Second
+)
+
+// send makes the HTTP request to Gitea and reads the answer within bounds.
+func (x *executor) send(ctx context.Context, op *operation, p string, query url.Values, body any) (*sent, error) {
+	ex := &sent{method: op.Method, path: p, query: query}
+	u := x.cfg.apiBase + p
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var payload []byte
+	contentType := ""
+	switch b := body.(type) {
+	case nil:
+	case formFile:
+		var buf bytes.Buffer
+		w := multipart.NewWriter(&buf)
+		fw, _ := w.CreateFormFile(b.field, b.field)
+		fw.Write(b.content)
+		w.Close()
+		payload, contentType = buf.Bytes(), w.FormDataContentType()
+	default:
+		if s, ok := b.(string); ok && op.ID == "renderMarkdownRaw" {
+			payload, contentType = []byte(s), "text/plain"
+			break
+		}
+		payload, contentType = encode(b), "application/json"
+	}
+	_, c := x.active(ctx)
+	var resp *http.Response
+	for {
+		req, err := http.NewRequestWithContext(ctx, op.Method, u, bytes.NewReader(payload)) // none: no body
+		if err != nil {
+			return ex, err
+		}
+		req.Header.Set("Authorization", "token "+c.token)
+		if c.sudo != "" {
+			req.Header.Set("Sudo", c.sudo)
+		}
+		req.Header.Set("Accept", "application/json")
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if resp, err = x.client.Do(req); err != nil {
+			return ex, err
+		}
+		wait, retry := retryWait(resp, op.Method, ex.retries)
+		if !retry {
+			break
+		}
+		resp.Body.Close()
+		ex.retries++
+		select {
+		case <-ctx.Done():
+			return ex, ctx.Err()
+		case <-time.After(wait): // collected once unreferenced (Go 1.23)
+		}
+	}
+	defer resp.Body.Close()
+	ex.status, ex.header = resp.StatusCode, resp.Header
+	ex.class = classifyMedia(resp.Header.Get("Content-Type"))
+	limit := maxReadBytes
+	if ex.class == binaryBody {
+		limit = x.cfg.maxBinary // binary: returned whole or not at all
+	}
+	if resp.ContentLength > int64(limit) {
+		return ex, tooLarge(limit)
+	}
+	var err error
+	ex.body, err = io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return ex, &kindError{"truncated_body", fmt.Errorf("the answer broke off after %d bytes: the connection closed before its end", len(ex.body))}
+	}
+	if err != nil {
+		return ex, err
+	}
+	if len(ex.body) > limit {
+		return ex, tooLarge(limit)
+	}
+	return ex, nil
+}
+
+// retryWait returns how long to wait before sending a GET again that Gitea
+// answered 429, and false when it is not sent again.
+func retryWait(resp *http.Response, method string, retries int) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests || method != http.MethodGet || retries >= maxRetries {
+		return 0, false
+	}
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return time.Second, true
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, n >= 0 && n <= int(maxRetryWait/time.Second)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := max(time.Until(t), 0)
+		return d, d <= maxRetryWait
+	}
+	return 0, false
+}
+
+// tooLarge reports an answer over the read bound for its content type.
+func tooLarge(limit int) error {
+	return &kindError{"payload_too_large", fmt.Errorf("answer larger than %d bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", limit)}
+}
+
+// fault names what went wrong with a request to Gitea, in words that name
+// neither its host nor its address.
+func (x *executor) fault(err error) (kind, msg string) {
+	var ke *kindError
+	var dns *net.DNSError
+	var ne net.Error
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.kind, ke.Error()
+	case errors.Is(err, context.Canceled):
+		return "cancelled", "the request was cancelled"
+	case errors.As(err, &dns):
+		return "dns_error", "cannot resolve the host name of GITEA_URL: " + dns.Err
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout", fmt.Sprintf("no complete answer from Gitea within GITEA_TIMEOUT (%v)", x.cfg.timeout)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection_refused", "Gitea refused the connection: is it running at GITEA_URL?"
+	}
+	if why := tlsFault(err); why != "" {
+		return "tls_error", "TLS with Gitea failed: " + why
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		err = oe.Err // without Gitea's address and the server's
+	} else if errors.As(err, &ue) {
+		err = ue.Err // without the method and URL, which the envelope has
+	}
+	return "network_error", "the connection to Gitea failed: " + err.Error()
+}
+
+// tlsFault says why a TLS handshake failed, or "" for an error that is not
+// one.
+func tlsFault(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &unknown):
+		return "its certificate is signed by an unknown authority (for a private CA, set GITEA_CA_FILE)"
+	case errors.As(err, &host):
+		return "its certificate is not valid for the host name of GITEA_URL"
+	case errors.As(err, &invalid):
+		return "its certificate is expired or not valid"
+	case errors.As(err, &verify):
+		return "its certificate cannot be verified"
+	case errors.As(err, &record) || strings.HasSuffix(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's words, not a type
+		return "it does not speak TLS (should GITEA_URL start with http://?)"
+	case errors.As(err, &alert):
+		return "it refused the handshake (" + alert.Error() + ")"
+	}
+	return ""
+}
+
+// kindError is an error with the error.kind it is reported under.
+type kindError struct {
+	kind string
+	err  error
+}
+
+func (e *kindError) Error() string { return e.err.Error() }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2EPushedCommitsOutside: found by review. Gitea reads the messages of
+// every commit a push puts on a branch for issue references, as the pusher:
+// it writes a reference into each issue named, and closes it after a closing
+// keyword on the default branch. A profile limited to one repository moved a
+// branch to a commit another user wrote naming an issue outside the list
+// (repoUpdateBranch), and synced a fork whose parent had such a commit
+// (repoMergeUpstream): Gitea closed the issue outside, as the profile's
+// user. Now every write that pushes commits it did not write reads their
+// messages first, under repositories: a branch moved or created, a commit on
+// a new branch, a pull request's head updated from its base, a fork synced.
+// The control, straight to Gitea, is the same branch move.
+func TestE2EPushedCommitsOutside(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "pushes", false)
+	secret, _ := scratchRepo(t, g, "pushsecret", true)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	g.api("alice", "DELETE", "/repos/"+secret+"/collaborators/bob", nil) // bob cannot read it: his push records nothing there
+	var far struct{ Number int }
+	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "far"}, http.StatusCreated, &far)
+	var side, bad struct{ Commit struct{ SHA string } }
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "side", "message": "side work", "files": fileOps("side.txt")}, http.StatusCreated, &side)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "side", "base": "main", "title": "side"}, http.StatusCreated, &pr)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": fmt.Sprintf("Fixes %s#%d", secret, far.Number),
+		"files": fileOps("topic.txt")}, http.StatusCreated, &bad)
+	fork := "carol/" + name + "-fork"
+	s.call("carol", "POST", "/repos/"+repo+"/forks", map[string]string{"name": name + "-fork"}, http.StatusAccepted, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	t.Cleanup(func() { g.api("carol", "DELETE", "/repos/"+fork, nil) })
+	// The bad commit lands on the parent's main after the fork, as bob's push.
+	s.call("alice", "PUT", "/repos/"+repo+"/branches/main", map[string]any{"new_commit_id": bad.Commit.SHA}, http.StatusNoContent, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	if state := issueState(t, g, secret, far.Number); state != "open" {
+		t.Fatalf("setup: %s#%d is %s", secret, far.Number, state)
+	}
+	// Undo: the parent's main moved with alice's own push above closed far:
+	// that is the control (straight to Gitea), and it is reopened here.
+	for deadline := time.Now().Add(20 * time.Second); issueState(t, g, secret, far.Number) != "closed"; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("control: moving main to %s straight to Gitea left %s#%d open", bad.Commit.SHA, secret, far.Number)
+		}
+	}
+	s.call("alice", "PATCH", fmt.Sprintf("/repos/%s/issues/%d", secret, far.Number), map[string]any{"state": "open"}, http.StatusCreated, nil)
+
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"pusher","repositories":["`+repo+`","`+fork+`"],
+		"allowed_operations":["gitea.read","gitea.branch.create","gitea.branch.push","gitea.repo.commit","gitea.pr.merge","gitea.pr.create"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=pusher", "GITEA_MCP_CONFIG="+config,
+		"GITEA_MCP_TOOLS=repoUpdateBranch,repoCreateBranch,repoCreateFile,repoUpdatePullRequest,repoMergeUpstream")
+	outside := fmt.Sprintf("puts on a branch reference %q, outside the repositories of pusher", secret)
+	wantDenied(t, c, "repoUpdateBranch", "PUT", "/repos/"+repo+"/branches/side", map[string]any{"owner": owner, "repo": name, "branch": "side",
+		"body": map[string]any{"new_commit_id": bad.Commit.SHA, "force": false}}, "gitea.branch.push", outside)
+	wantDenied(t, c, "repoCreateBranch", "POST", "/repos/"+repo+"/branches", map[string]any{"owner": owner, "repo": name,
+		"body": map[string]any{"new_branch_name": "copy", "old_ref_name": "topic"}}, "gitea.branch.create", outside)
+	wantDenied(t, c, "repoCreateFile", "POST", "/repos/"+repo+"/contents/new.txt", map[string]any{"owner": owner, "repo": name, "filepath": "new.txt",
+		"body": map[string]any{"content": "bmV3Cg==", "branch": "topic", "new_branch": "topic2", "message": "new"}}, "gitea.repo.commit", outside)
+	wantDenied(t, c, "repoUpdatePullRequest", "POST", fmt.Sprintf("/repos/%s/pulls/%d/update", repo, pr.Number), map[string]any{"owner": owner, "repo": name, "index": pr.Number},
+		"gitea.branch.push", outside)
+	wantDenied(t, c, "repoMergeUpstream", "POST", "/repos/"+fork+"/merge-upstream", map[string]any{"owner": "carol", "repo": name + "-fork",
+		"body": map[string]any{"branch": "main"}}, "gitea.branch.push", outside)
+	time.Sleep(time.Second) // a push, had one been made, is handled from Gitea's queue
+	if state := issueState(t, g, secret, far.Number); state != "open" {
+		t.Errorf("after the refusals %s#%d is %s", secret, far.Number, state)
+	}
+	for branch, want := range map[string]string{"side": side.Commit.SHA, "copy": "", "topic2": ""} {
+		var b struct{ Commit struct{ ID string } }
+		status, _, _, _ := g.api("alice", "GET", "/repos/"+repo+"/branches/"+branch, nil)
+		if s.call("alice", "GET", "/repos/"+repo+"/branches/"+branch, nil, status, &b); want != "" && b.Commit.ID != want || want == "" && status != http.StatusNotFound {
+			t.Errorf("after the refusals branch %s is at %q (status %d), want %q", branch, b.Commit.ID, status, want)
+		}
+	}
+	// A write whose commits name nothing outside goes through.
+	if res, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "repoCreateBranch", "arguments": map[string]any{"owner": owner, "repo": name,
+		"body": map[string]any{"new_branch_name": "from-side", "old_ref_name": "side"}}}); isErr {
+		t.Errorf("a new branch from side, whose commits name nothing outside: %v", res)
+	}
+}
