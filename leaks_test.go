@@ -7,6 +7,9 @@ package main
 // was found reaching the model (or the audit log) before it was closed.
 
 import (
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"net"
@@ -14,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // leakGHP is a GitHub token of the shape masking knows (not a real one).
@@ -194,5 +198,67 @@ func TestControlCharactersSplitNoSecret(t *testing.T) {
 		if n := strings.Count(got, "ghp_[MASKED]"); n != len(lines) {
 			t.Errorf("%s: %d of %d lines masked: %q", call["operation"], n, len(lines), got)
 		}
+	}
+}
+
+// TestUnreadableFormsWithheld checks that content redaction and masking
+// cannot read is not delivered: a compressed archive (answered raw, or as a
+// file's content), text in UTF-16 holding a secret, and the base85 data of a
+// git binary patch; a plain image still is, and UTF-16 without a byte-order
+// mark, valid UTF-8 with zero bytes, is text with its secrets masked.
+func TestUnreadableFormsWithheld(t *testing.T) {
+	t.Parallel()
+	secret := "GH=" + leakGHP + "\nGITEA=" + fakeToken + "\n"
+	var zipped, gzipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	w, _ := zw.Create("env.txt")
+	w.Write([]byte(secret))
+	zw.Close()
+	gw := gzip.NewWriter(&gzipped)
+	gw.Write([]byte(secret))
+	gw.Close()
+	utf16le := func(s string, bom bool) []byte {
+		var b []byte
+		if bom {
+			b = append(b, 0xff, 0xfe)
+		}
+		for _, u := range utf16.Encode([]rune(s)) {
+			b = append(b, byte(u), byte(u>>8))
+		}
+		return b
+	}
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0, 0xff, 0xfe}, 100)...)
+	patch := "diff --git a/env.bin b/env.bin\nGIT binary patch\nliteral 84\nzcmXR(Pf+pLYM8~8Ol*pmYb6s3gEDD5X%&NtN>$^T8|||@!\n\nliteral 0\nHcmV?d00001\n\n"
+	gitea := newScriptedGitea(t).user("alice")
+	for name, body := range map[string][]byte{"zip": zipped.Bytes(), "gzip": gzipped.Bytes(), "utf16": utf16le(secret, true), "png": png} {
+		gitea.answer("GET", "/repos/alice/demo/raw/"+name, fakeWith(200, string(body), "Content-Type", "application/octet-stream"))
+		gitea.json("/repos/alice/demo/contents/"+name, map[string]any{"name": name, "path": name, "type": "file", "encoding": "base64",
+			"content": base64.StdEncoding.EncodeToString(body), "sha": "abc"})
+	}
+	gitea.json("/repos/alice/demo/contents/utf16-nobom", map[string]any{"name": "n", "path": "n", "type": "file", "encoding": "base64",
+		"content": base64.StdEncoding.EncodeToString(utf16le(secret, false)), "sha": "abc"})
+	gitea.answer("GET", "/repos/alice/demo/raw/patch", fakeWith(200, patch, "Content-Type", "text/plain"))
+	s := gitea.server(t)
+	call := func(op, path string) string {
+		args := map[string]any{"owner": "alice", "repo": "demo", "filepath": path}
+		return callText(t, s, "gitea_call_operation", map[string]any{"operation": op, "arguments": args})
+	}
+	for _, name := range []string{"zip", "gzip", "utf16"} {
+		if raw := call("repoGetRawFile", name); !strings.Contains(raw, `"kind":"unreadable_content"`) || strings.Contains(raw, "content_base64") {
+			t.Errorf("raw %s: %.400s", name, raw)
+		}
+		if got := call("repoGetContents", name); !strings.Contains(got, `"content":null`) || !strings.Contains(got, `"omitted_unreadable":1`) {
+			t.Errorf("contents of %s: %.400s", name, got)
+		}
+	}
+	if raw := call("repoGetRawFile", "png"); !strings.Contains(raw, base64.StdEncoding.EncodeToString(png)) {
+		t.Errorf("a plain image is withheld: %.400s", raw)
+	}
+	if got := call("repoGetContents", "utf16-nobom"); strings.Contains(got, fakeToken) || !strings.Contains(got, "ghp_[MASKED]") {
+		t.Errorf("UTF-16 without a byte-order mark: %.600s", got)
+	}
+	got := call("repoGetRawFile", "patch")
+	if strings.Contains(got, "zcmXR") || strings.Count(got, "withheld: redaction and masking cannot read it") != 2 || !strings.Contains(got, "literal 84") {
+		t.Errorf("binary patch: %.600s", got)
 	}
 }

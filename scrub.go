@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf16"
@@ -43,6 +44,7 @@ type fileReport struct {
 	Text    int      `json:"text"`                      // values delivered as text
 	Binary  int      `json:"binary,omitempty"`          // values kept as base64 (not UTF-8)
 	Omitted int      `json:"omitted_over_max_binary_bytes,omitempty"`
+	Sealed  int      `json:"omitted_unreadable,omitempty"` // compressed or UTF-16: the passes cannot read it (binary)
 }
 
 // file scrubs file text: as str, except that invisible characters are shown
@@ -50,6 +52,9 @@ type fileReport struct {
 // Text where a secret shows only once they are removed is scrubbed as prose:
 // a marker must not split a secret from redaction.
 func (sc *scrubber) file(s string) string {
+	if strings.Contains(s, "GIT binary patch\n") {
+		s = binaryPatch.ReplaceAllString(s, "$1\n[base85 of compressed bytes, withheld: redaction and masking cannot read it]\n")
+	}
 	hidden := sc.hidden
 	out := sc.str(s)
 	if sc.hidden == hidden {
@@ -66,14 +71,33 @@ func (sc *scrubber) file(s string) string {
 	return sc.str(markHidden(s, sc.marked))
 }
 
+// sealedMagic are the first bytes of compressed archives and documents:
+// redaction and masking cannot read what they hold.
+var sealedMagic = []string{"PK\x03\x04", "PK\x05\x06", "\x1f\x8b", "BZh", "\xfd7zXZ\x00", "\x28\xb5\x2f\xfd", "7z\xbc\xaf\x27\x1c", "Rar!\x1a\x07", "%PDF-"}
+
+// binaryPatch is a hunk of a git binary patch: its lines are base85 of
+// zlib-compressed bytes, which redaction and masking cannot read.
+var binaryPatch = regexp.MustCompile("(?m)^((?:literal|delta) [0-9]+)\n(?:[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\n)+")
+
 // binary redacts and masks secrets in the bytes of binary content, which may
-// hold text (a PNG's text chunk); it returns b itself when nothing matched.
+// hold text (a PNG's text chunk); it returns b itself when nothing matched,
+// and nil (withheld) for bytes the passes cannot read: a compressed archive
+// or document (sealedMagic), or text whose secret shows once its zero bytes
+// are removed (UTF-16).
 func (sc *scrubber) binary(b []byte) []byte {
+	if slices.ContainsFunc(sealedMagic, func(m string) bool { return bytes.HasPrefix(b, []byte(m)) }) {
+		return nil
+	}
 	s, rules := sc.red.redact(string(b)), []string(nil)
 	if sc.mask {
 		s, rules = maskString(s)
-		sc.note(rules...)
 	}
+	if z := strings.ReplaceAll(s, "\x00", ""); len(z) < len(s) {
+		if z, _ = stripHidden(z); sc.red.redact(z) != z || sc.mask && len(secretHits(nil, z)) > 0 {
+			return nil
+		}
+	}
+	sc.note(rules...)
 	if s == string(b) {
 		return b
 	}
@@ -175,7 +199,11 @@ func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, er
 	case len(ex.body) > sc.maxBinary:
 		return nil, nil, &kindError{"payload_too_large", fmt.Errorf("binary answer of %d bytes, over MAX_BINARY_BYTES (%d); it is withheld", len(ex.body), sc.maxBinary)}
 	default:
-		b64 := base64.StdEncoding.EncodeToString(sc.binary(ex.body))
+		b := sc.binary(ex.body)
+		if b == nil {
+			return nil, nil, &kindError{"unreadable_content", fmt.Errorf("binary answer of %d bytes that redaction and masking cannot read (compressed, or text in UTF-16 holding a secret); it is withheld: read the files it holds one by one", len(ex.body))}
+		}
+		b64 := base64.StdEncoding.EncodeToString(b)
 		if len(b64)+100 > maxChars {
 			return nil, nil, &kindError{"payload_too_large", fmt.Errorf("binary answer of %d bytes: its base64 (%d characters) does not fit MAX_TOOL_RESPONSE_CHARS; it is withheld", len(ex.body), len(b64))}
 		}
@@ -397,8 +425,13 @@ func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int
 		sc.files.Omitted++
 		return append(out, "null"...), true
 	}
+	b := sc.binary(raw)
+	if b == nil {
+		sc.files.Sealed++
+		return append(out, "null"...), true
+	}
 	sc.files.Binary++
-	if b := sc.binary(raw); &b[0] != &raw[0] {
+	if &b[0] != &raw[0] {
 		return appendString(out, base64.StdEncoding.EncodeToString(b)), true
 	}
 	return append(out, lit...), true
