@@ -367,7 +367,7 @@ func TestE2EURLReference(t *testing.T) {
 	path, args := merge(described.Number, described.Head.SHA, map[string]any{})
 	wantDenied(t, c, "repoMergePullRequest", "POST", path, args, "gitea.pr.merge", fmt.Sprintf("description references %q, outside the repositories of url-one", secret))
 	path, args = merge(around.Number, around.Head.SHA, map[string]any{})
-	wantDenied(t, c, "repoMergePullRequest", "POST", path, args, "gitea.pr.merge", fmt.Sprintf("commits reference %q, outside the repositories of url-one", secret))
+	wantDenied(t, c, "repoMergePullRequest", "POST", path, args, "gitea.pr.merge", fmt.Sprintf("puts on a branch reference %q, outside the repositories of url-one", secret))
 
 	// A commit message naming an issue of the repository needs gitea.issue.close.
 	author := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_TOOLS=repoCreateFile")
