@@ -18,9 +18,10 @@ import (
 // (repoUpdateBranch), and synced a fork whose parent had such a commit
 // (repoMergeUpstream): Gitea closed the issue outside, as the profile's
 // user. Now every write that pushes commits it did not write reads their
-// messages first, under repositories: a branch moved or created, a commit on
-// a new branch, a pull request's head updated from its base, a fork synced.
-// The control, straight to Gitea, is the same branch move.
+// messages first, under repositories, each commit named as Gitea resolves
+// it: a branch moved, a branch created from a commit on no branch, a pull
+// request's head updated from its base, a fork synced. The control,
+// straight to Gitea, is the same branch move.
 func TestE2EPushedCommitsOutside(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "pushes", false)
@@ -36,6 +37,11 @@ func TestE2EPushedCommitsOutside(t *testing.T) {
 	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "side", "base": "main", "title": "side"}, http.StatusCreated, &pr)
 	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": fmt.Sprintf("Fixes %s#%d", secret, far.Number),
 		"files": fileOps("topic.txt")}, http.StatusCreated, &bad)
+	var loose struct{ Commit struct{ SHA string } } // the same message on a commit that only a tag keeps
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "tmp", "message": fmt.Sprintf("Fixes %s#%d", secret, far.Number),
+		"files": fileOps("tmp.txt")}, http.StatusCreated, &loose)
+	s.call("bob", "POST", "/repos/"+repo+"/tags", map[string]any{"tag_name": "v-bad", "target": loose.Commit.SHA}, http.StatusCreated, nil)
+	s.call("bob", "DELETE", "/repos/"+repo+"/branches/tmp", nil, http.StatusNoContent, nil)
 	fork := "carol/" + name + "-fork"
 	s.call("carol", "POST", "/repos/"+repo+"/forks", map[string]string{"name": name + "-fork"}, http.StatusAccepted, nil)
 	if s.err != nil {
@@ -67,10 +73,10 @@ func TestE2EPushedCommitsOutside(t *testing.T) {
 	outside := fmt.Sprintf("puts on a branch reference %q, outside the repositories of pusher", secret)
 	wantDenied(t, c, "repoUpdateBranch", "PUT", "/repos/"+repo+"/branches/side", map[string]any{"owner": owner, "repo": name, "branch": "side",
 		"body": map[string]any{"new_commit_id": bad.Commit.SHA, "force": false}}, "gitea.branch.push", outside)
+	// A new branch from a tag on no branch: Gitea reads its commits back to
+	// the first on another branch.
 	wantDenied(t, c, "repoCreateBranch", "POST", "/repos/"+repo+"/branches", map[string]any{"owner": owner, "repo": name,
-		"body": map[string]any{"new_branch_name": "copy", "old_ref_name": "topic"}}, "gitea.branch.create", outside)
-	wantDenied(t, c, "repoCreateFile", "POST", "/repos/"+repo+"/contents/new.txt", map[string]any{"owner": owner, "repo": name, "filepath": "new.txt",
-		"body": map[string]any{"content": "bmV3Cg==", "branch": "topic", "new_branch": "topic2", "message": "new"}}, "gitea.repo.commit", outside)
+		"body": map[string]any{"new_branch_name": "copy", "old_ref_name": "v-bad"}}, "gitea.branch.create", outside)
 	wantDenied(t, c, "repoUpdatePullRequest", "POST", fmt.Sprintf("/repos/%s/pulls/%d/update", repo, pr.Number), map[string]any{"owner": owner, "repo": name, "index": pr.Number},
 		"gitea.branch.push", outside)
 	wantDenied(t, c, "repoMergeUpstream", "POST", "/repos/"+fork+"/merge-upstream", map[string]any{"owner": "carol", "repo": name + "-fork",
@@ -79,16 +85,51 @@ func TestE2EPushedCommitsOutside(t *testing.T) {
 	if state := issueState(t, g, secret, far.Number); state != "open" {
 		t.Errorf("after the refusals %s#%d is %s", secret, far.Number, state)
 	}
-	for branch, want := range map[string]string{"side": side.Commit.SHA, "copy": "", "topic2": ""} {
+	for branch, want := range map[string]string{"side": side.Commit.SHA, "copy": ""} {
 		var b struct{ Commit struct{ ID string } }
 		status, _, _, _ := g.api("alice", "GET", "/repos/"+repo+"/branches/"+branch, nil)
 		if s.call("alice", "GET", "/repos/"+repo+"/branches/"+branch, nil, status, &b); want != "" && b.Commit.ID != want || want == "" && status != http.StatusNotFound {
 			t.Errorf("after the refusals branch %s is at %q (status %d), want %q", branch, b.Commit.ID, status, want)
 		}
 	}
-	// A write whose commits name nothing outside goes through.
-	if res, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "repoCreateBranch", "arguments": map[string]any{"owner": owner, "repo": name,
-		"body": map[string]any{"new_branch_name": "from-side", "old_ref_name": "side"}}}); isErr {
-		t.Errorf("a new branch from side, whose commits name nothing outside: %v", res)
+	// Found by review of the check: each commit is named as Gitea resolves it.
+	// "heads/topic", a branch of that name made from side, is refs/heads/topic
+	// (the bad commit) to the update, which resolves it as git does; and the
+	// parent has no branch "feature", only a tag of that name, so Gitea syncs
+	// the fork's feature from the parent's default branch.
+	call := func(op string, args map[string]any) (map[string]any, bool) {
+		return c.callTool("gitea_call_operation", map[string]any{"operation": op, "arguments": args})
+	}
+	if res, isErr := call("repoCreateBranch", map[string]any{"owner": owner, "repo": name, "body": map[string]any{"new_branch_name": "heads/topic", "old_ref_name": "side"}}); isErr {
+		t.Fatalf("a branch heads/topic from side: %v", res)
+	}
+	wantDenied(t, c, "repoUpdateBranch", "PUT", "/repos/"+repo+"/branches/side", map[string]any{"owner": owner, "repo": name, "branch": "side",
+		"body": map[string]any{"new_commit_id": "heads/topic"}}, "gitea.branch.push", outside)
+	s.call("alice", "POST", "/repos/"+repo+"/tags", map[string]any{"tag_name": "feature", "target": side.Commit.SHA}, http.StatusCreated, nil)
+	s.call("carol", "POST", "/repos/"+fork+"/branches", map[string]any{"new_branch_name": "feature", "old_branch_name": "main"}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	wantDenied(t, c, "repoMergeUpstream", "POST", "/repos/"+fork+"/merge-upstream", map[string]any{"owner": "carol", "repo": name + "-fork",
+		"body": map[string]any{"branch": "feature"}}, "gitea.branch.push", outside)
+	time.Sleep(time.Second)
+	if state := issueState(t, g, secret, far.Number); state != "open" {
+		t.Errorf("after the refusals of named commits %s#%d is %s", secret, far.Number, state)
+	}
+
+	// Writes whose pushed commits name nothing outside go through: a new
+	// branch from a ref whose commits off the default branch are clean, and
+	// a new branch or a commit on one starting on main, whose history names
+	// the issue outside: Gitea reads a new branch back to the first commit on
+	// another branch, so none of main's.
+	for _, body := range []map[string]any{{"new_branch_name": "from-side", "old_ref_name": "side"},
+		{"new_branch_name": "from-main", "old_ref_name": "main"}, {"new_branch_name": "from-main2", "old_branch_name": "main"}} {
+		if res, isErr := call("repoCreateBranch", map[string]any{"owner": owner, "repo": name, "body": body}); isErr {
+			t.Errorf("a new branch %v: %v", body, res)
+		}
+	}
+	if res, isErr := call("repoCreateFile", map[string]any{"owner": owner, "repo": name, "filepath": "doc.txt",
+		"body": map[string]any{"content": "ZG9jCg==", "branch": "main", "new_branch": "doc", "message": "doc"}}); isErr {
+		t.Errorf("a commit on a new branch from main: %v", res)
 	}
 }

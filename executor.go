@@ -360,14 +360,15 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		if len(segs) > 1 {
 			owner = segs[len(segs)-2]
 		}
-		if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || x.mayExist(ctx, owner, name)) {
+		if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || owner != "" && x.get(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, nil) != http.StatusNotFound) {
 			return "", fmt.Sprintf("repoMigrate reads %q, which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of %s", owner+"/"+name, p.Name)
 		}
 	}
 	repo := params["owner"] + "/" + params["repo"]
 	var r struct { // the repository, read of Gitea by readRepo at most once per call
 		Parent *struct {
-			FullName string `json:"full_name"`
+			FullName      string `json:"full_name"`
+			DefaultBranch string `json:"default_branch"`
 		} `json:"parent"`
 		Default       *bool  `json:"default_delete_branch_after_merge"`
 		DefaultBranch string `json:"default_branch"`
@@ -417,12 +418,19 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	if p.repoPats != nil {
-		upstream := "" // the comparison of a fork's branch with its parent's
+		upstream, def := "", "" // the comparison of a fork's branch with its parent's; the default branch
 		if b, _ := landingBranch(op.ID, args, params); op.ID == "repoMergeUpstream" {
+			// Gitea syncs the parent's branch of that name, or its default branch if it has none.
 			b = cmp.Or(b, r.DefaultBranch)
-			upstream = b + "..." + r.Parent.FullName + ":" + b
+			from, ok := x.branchOf(ctx, r.Parent.FullName, b, r.Parent.DefaultBranch)
+			if !ok {
+				return "", fmt.Sprintf("cannot read from Gitea which branch of %q syncs %q; refusing", r.Parent.FullName, b)
+			}
+			upstream = b + "..." + r.Parent.FullName + ":" + from
+		} else if body, _ := args["body"].(map[string]any); op.ID == "repoCreateBranch" && body["old_ref_name"] != nil && body["old_ref_name"] != "" && readRepo() {
+			def = r.DefaultBranch
 		}
-		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream)
+		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream, def)
 		if !ok {
 			return "", fmt.Sprintf("cannot read from Gitea the messages of the commits %s puts on a branch, which may reference issues outside the repositories of %s; refusing", op.ID, p.Name)
 		}
@@ -469,19 +477,20 @@ func (x *executor) maybeSelf(ctx context.Context, host string) bool {
 	return false
 }
 
-// mayExist reports whether this Gitea may have the repository owner/name:
-// anything but a 404 for it.
-func (x *executor) mayExist(ctx context.Context, owner, name string) bool {
-	op, ok := x.cat.byID["repoGet"]
-	if !ok {
-		return true
+// branchOf returns branch if repository full (owner/name) has a branch of
+// that name, else def; false when Gitea does not say.
+func (x *executor) branchOf(ctx context.Context, full, branch, def string) (string, bool) {
+	owner, name, _ := strings.Cut(full, "/")
+	var b struct {
+		Name string `json:"name"`
 	}
-	p, err := x.routes().expand(op.routeSpec(), map[string]string{"owner": owner, "repo": name})
-	if err != nil {
-		return true
+	switch x.get(ctx, "repoGetBranch", map[string]string{"owner": owner, "repo": name, "branch": branch}, &b) {
+	case http.StatusOK:
+		return branch, b.Name == branch
+	case http.StatusNotFound:
+		return def, def != ""
 	}
-	ex, err := x.send(ctx, op, p, nil, nil)
-	return err != nil || ex.status != http.StatusNotFound
+	return "", false
 }
 
 // trimFold removes suffix from s in any case.
@@ -497,43 +506,46 @@ func trimFold(s, suffix string) string {
 const maxCommitPages = 20
 
 // pushedMessages reads the messages of the commits a write of op puts on a
-// branch, which Gitea reads for issue references as the caller's push: a
-// merge's commits, those a branch moved to a commit gains, those a fork takes
-// from its parent (upstream), those a pull request's head takes from its base
-// (and its own, pushed again by a rebase), and the last ten of a new branch.
-// It reports whether Gitea answered with all of them; a write that pushes no
-// commit of another's has none.
-func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[string]any, params map[string]string, pr *livePR, upstream string) ([]any, bool) {
+// branch, which Gitea reads for issue references as the caller's push, each
+// commit named as Gitea resolves it: a merge's commits; those a branch moved
+// to a commit gains (the commit resolved as the update resolves it); those a
+// fork takes from its parent (upstream, the comparison with the branch Gitea
+// syncs from); those a pull request's head takes from its base, and its own,
+// which a rebase pushes again; and for a branch created from a ref, which
+// Gitea reads back to the first commit on another branch, the ten latest not
+// on the default branch (def). It reports whether Gitea answered with all of
+// them; a write that pushes no commit of another's has none.
+func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[string]any, params map[string]string, pr *livePR, upstream, def string) ([]any, bool) {
 	body, _ := args["body"].(map[string]any)
 	field := func(k string) string { s, _ := body[k].(string); return s }
-	owner, repo := params["owner"], params["repo"]
-	switch {
-	case op.ID == "repoMergePullRequest":
-		return x.commitMessages(ctx, params)
-	case op.ID == "repoUpdateBranch":
-		return x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": owner, "repo": repo, "basehead": params["branch"] + "..." + field("new_commit_id")})
-	case op.ID == "repoMergeUpstream":
-		return x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": owner, "repo": repo, "basehead": upstream})
-	case op.ID == "repoUpdatePullRequest":
+	repo := map[string]string{"owner": params["owner"], "repo": params["repo"]}
+	switch op.ID {
+	case "repoMergePullRequest":
+		return x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
+	case "repoUpdateBranch":
+		return x.commitMessages(ctx, "repoGetAllCommits", repo, url.Values{"sha": {field("new_commit_id")}, "not": {"refs/heads/" + params["branch"]}})
+	case "repoMergeUpstream":
+		return x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "basehead": upstream})
+	case "repoUpdatePullRequest":
 		if pr.Head.Repo == nil {
 			return nil, false
 		}
 		headOwner, headRepo, _ := strings.Cut(pr.Head.Repo.FullName, "/")
-		base, ok := x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": headOwner, "repo": headRepo, "basehead": pr.Head.Ref + "..." + owner + "/" + repo + ":" + pr.Base.Ref})
-		own, ok2 := x.commitMessages(ctx, params)
+		base, ok := x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": headOwner, "repo": headRepo, "basehead": pr.Head.Ref + "..." + repo["owner"] + "/" + repo["repo"] + ":" + pr.Base.Ref})
+		own, ok2 := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
 		return append(base, own...), ok && ok2
-	case op.ID == "repoCreateBranch":
-		return x.listMessages(ctx, "repoGetAllCommits", map[string]string{"owner": owner, "repo": repo}, "sha", cmp.Or(field("old_ref_name"), field("old_branch_name")))
-	case slices.Contains(contentsOps, op.ID) && field("new_branch") != "":
-		return x.listMessages(ctx, "repoGetAllCommits", map[string]string{"owner": owner, "repo": repo}, "sha", field("branch"))
+	case "repoCreateBranch":
+		if ref := field("old_ref_name"); ref != "" { // old_branch_name and none start on a branch: nothing read
+			return x.listMessages(ctx, "repoGetAllCommits", repo, "sha", ref, "not", "refs/heads/"+def)
+		}
 	}
 	return nil, true
 }
 
 // listMessages reads the messages of the commits operation opID answers with
-// for the path parameters params and query kv (name, value pairs; "" none):
-// a comparison's commits, all of them, or the last ten of a ref (the default
-// branch for none). It reports whether Gitea answered with all it counted.
+// in one answer, for the path parameters params and query kv (name, value
+// pairs): a comparison's commits, all of them, or a repository's latest ten.
+// It reports whether Gitea answered with all it counted.
 func (x *executor) listMessages(ctx context.Context, opID string, params map[string]string, kv ...string) ([]any, bool) {
 	op, ok := x.cat.byID[opID]
 	if !ok {
@@ -577,11 +589,12 @@ func (x *executor) listMessages(ctx context.Context, opID string, params map[str
 	return msgs, true
 }
 
-// commitMessages reads the messages of a pull request's commits, which land
-// on its base when it is merged, page by page. It reports
-// whether Gitea answered with all of them.
-func (x *executor) commitMessages(ctx context.Context, params map[string]string) ([]any, bool) {
-	op, ok := x.cat.byID["repoGetPullRequestCommits"]
+// commitMessages reads the messages of every commit operation opID lists
+// for params and query q (a pull request's, which land on its base when it
+// is merged; or a repository's, of a ref and not of another), page by page.
+// It reports whether Gitea answered with all it counted.
+func (x *executor) commitMessages(ctx context.Context, opID string, params map[string]string, q url.Values) ([]any, bool) {
+	op, ok := x.cat.byID[opID]
 	if !ok {
 		return nil, false
 	}
@@ -591,7 +604,7 @@ func (x *executor) commitMessages(ctx context.Context, params map[string]string)
 	}
 	var msgs []any
 	for page := 1; page <= maxCommitPages; page++ {
-		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {"50"}, "files": {"false"}, "verification": {"false"}}
+		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {"50"}, "stat": {"false"}, "files": {"false"}, "verification": {"false"}, "sha": q["sha"], "not": q["not"]}
 		ex, err := x.send(ctx, op, p, q, nil)
 		var commits []struct {
 			Commit struct {
@@ -620,16 +633,25 @@ func (x *executor) commitMessages(ctx context.Context, params map[string]string)
 // live reads the current state of an object from Gitea for a policy check,
 // with the path parameters of the call being checked. It reports success.
 func (x *executor) live(ctx context.Context, opID string, params map[string]string, v any) bool {
+	return x.get(ctx, opID, params, v) == http.StatusOK
+}
+
+// get reads an object as live does and returns Gitea's status: 0 when it
+// cannot tell (nothing sent, no answer, or one v cannot hold).
+func (x *executor) get(ctx context.Context, opID string, params map[string]string, v any) int {
 	op, ok := x.cat.byID[opID]
 	if !ok {
-		return false
+		return 0
 	}
 	p, err := x.routes().expand(op.routeSpec(), params)
 	if err != nil {
-		return false
+		return 0
 	}
 	ex, err := x.send(ctx, op, p, nil, nil)
-	return err == nil && ex.status == http.StatusOK && json.Unmarshal(ex.body, v) == nil
+	if err != nil || ex.status == http.StatusOK && v != nil && json.Unmarshal(ex.body, v) != nil {
+		return 0
+	}
+	return ex.status
 }
 
 // resolve validates a request's arguments against its operation's input

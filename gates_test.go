@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -324,16 +325,21 @@ func TestMergeUpstreamReadsRepoOnce(t *testing.T) {
 		return map[string]any{"operation": "repoMergeUpstream", "arguments": map[string]any{"owner": "alice", "repo": "demo",
 			"body": with(map[string]any{}, "branch", branch)}}
 	}
+	// The parent has main and no dev: Gitea syncs dev from the parent's
+	// default branch, main (a tag dev in the parent is not what it syncs).
 	fork := func(parent string) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
-			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": parent}}).
+			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": parent, "default_branch": "main"}}).
 				on("POST", repoPath+"/merge-upstream", 200, `{"merge_style":"fast-forward"}`).
-				json(repoPath+"/compare/dev..."+parent+":dev", map[string]any{"total_commits": 1, "commits": []any{map[string]any{"commit": map[string]any{"message": "sync"}}}}).
+				json("/repos/"+parent+"/branches/main", map[string]any{"name": "main"}).on("GET", "/repos/"+parent+"/branches/dev", 404, `{"message":"not found"}`).
+				json(repoPath+"/compare/dev..."+parent+":main", map[string]any{"total_commits": 1, "commits": []any{map[string]any{"commit": map[string]any{"message": "sync"}}}}).
 				json(repoPath+"/compare/main..."+parent+":main", map[string]any{"total_commits": 0, "commits": []any{}})
 		}
 	}
 	const getRepo, merge = "GET " + repoPath, "POST " + repoPath + "/merge-upstream"
-	compare := func(b string) string { return "GET " + repoPath + "/compare/" + b + "...alice/upstream:" + b }
+	compare := func(b string) []string { // which branch of the parent, then the comparison with it
+		return []string{"GET /repos/alice/upstream/branches/" + b, "GET " + repoPath + "/compare/" + b + "...alice/upstream:main"}
+	}
 	denied := func(perm, reason string, sent ...string) liveGot {
 		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: append([]string{getRepo}, sent...)}
 	}
@@ -342,11 +348,11 @@ func TestMergeUpstreamReadsRepoOnce(t *testing.T) {
 		noMerge + `) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request`
 	runLiveCases(t, []liveCase{
 		{"into another branch", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream("dev"),
-			liveGot{Sent: []string{getRepo, compare("dev"), merge}}},
+			liveGot{Sent: append(append([]string{getRepo}, compare("dev")...), merge)}},
 		{"into the default branch by name", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream("main"),
-			denied(permMerge, landing, compare("main"))},
+			denied(permMerge, landing, compare("main")...)},
 		{"into the default branch unnamed", "fork-pusher", fork("alice/upstream"), "gitea_call_operation", mergeUpstream(""),
-			denied(permMerge, landing, compare("main"))},
+			denied(permMerge, landing, compare("main")...)},
 		{"from outside the repositories", "fork-pusher", fork("carol/secret"), "gitea_call_operation", mergeUpstream("dev"),
 			denied("gitea.branch.push", `repoMergeUpstream merges into "alice/demo" from "carol/secret", the repository it forks, outside the repositories of fork-pusher`)},
 		{"from an unreadable fork", "fork-pusher", func(f *scriptedGitea) { f.user("bob").on("GET", repoPath, 500, `{"message":"boom"}`) },
@@ -709,46 +715,50 @@ func TestMergeKeepsHeadBranch(t *testing.T) {
 }
 
 // TestPushedCommitsJudged: under repositories, a write that puts commits on
-// a branch first reads their messages, since Gitea reads them for issue
-// references as the caller's push (it writes to each issue named and closes
-// it after a closing keyword): a branch moved to a commit (the commits it
-// gains), a new branch and a commit on a new branch (the last ten commits it
-// starts from), a pull request's head updated from its base (the base's
+// a branch first reads their messages, each commit named as Gitea resolves
+// it, since Gitea reads them for issue references as the caller's push (it
+// writes to each issue named and closes it after a closing keyword): a branch
+// moved to a commit (those the branch gains: the commit as the update
+// resolves it, not on the branch), a branch created from a ref (the latest
+// ten not on the default branch; Gitea reads back to the first commit on
+// another branch), a pull request's head updated from its base (the base's
 // commits and its own, which a rebase pushes again). One naming an issue
 // outside the list is refused, and so is a write whose commits cannot be
-// read; a write naming no other commit reads none.
+// read; a commit on a new branch (which starts on a branch) and a branch
+// created from a branch read none.
 func TestPushedCommitsJudged(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-pusher", "repositories": ["alice/demo"],
 		"allowed_operations": ["gitea.read", "gitea.branch.push", "gitea.branch.create", "gitea.repo.commit", "gitea.pr.create"]}]}`), 0o600)
-	const compare, commits = repoPath + "/compare/dev...abc", repoPath + "/commits"
-	const update = repoPath + "/compare/topic...alice/demo:main"
-	msgs := func(total int, messages ...string) map[string]any {
-		var list []any
+	const commits, update = repoPath + "/commits", repoPath + "/compare/topic...alice/demo:main"
+	list := func(total int, messages ...string) fakeAnswer {
+		var l []any
 		for _, m := range messages {
-			list = append(list, map[string]any{"commit": map[string]any{"message": m}})
+			l = append(l, map[string]any{"commit": map[string]any{"message": m}})
 		}
-		return map[string]any{"total_commits": total, "commits": list}
+		b, _ := json.Marshal(l)
+		return fakeWith(200, string(b), "X-Total-Count", strconv.Itoa(total))
 	}
-	recent := func(messages ...string) []any { return msgs(0, messages...)["commits"].([]any) }
-	script := func(kv ...any) func(f *scriptedGitea) {
+	script := func(commitList ...fakeAnswer) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("bob").json(repoPath, map[string]any{"default_branch": "main"}).
 				on("PUT", repoPath+"/branches/dev", 204).on("POST", repoPath+"/branches", 201, `{}`).on("POST", repoPath+"/contents/a.md", 201, `{}`).
-				on("POST", prPath+"/update", 200).answer("GET", prPath+"/commits", fakeWith(200, "[]", "X-Total-Count", "0")).
+				on("POST", prPath+"/update", 200).answer("GET", prPath+"/commits", list(1, "own")).
 				json(prPath, map[string]any{"number": 1, "user": map[string]any{"login": "alice"}, "base": map[string]any{"ref": "main"},
-					"head": map[string]any{"sha": headSHA, "ref": "topic", "repo": map[string]any{"full_name": "alice/demo", "default_branch": "main"}}})
-			for i := 0; i+1 < len(kv); i += 2 {
-				f.json(kv[i].(string), kv[i+1])
+					"head": map[string]any{"sha": headSHA, "ref": "topic", "repo": map[string]any{"full_name": "alice/demo", "default_branch": "main"}}}).
+				json(update, map[string]any{"total_commits": 1, "commits": []any{map[string]any{"commit": map[string]any{"message": "base"}}}})
+			if len(commitList) > 0 {
+				f.answer("GET", commits, commitList...)
 			}
 		}
 	}
 	call := func(op string, args map[string]any) map[string]any {
 		return map[string]any{"operation": op, "arguments": with(map[string]any{"owner": "alice", "repo": "demo"}, "body", args["body"], "branch", args["branch"], "index", args["index"], "filepath", args["filepath"])}
 	}
-	moveDev := call("repoUpdateBranch", map[string]any{"branch": "dev", "body": map[string]any{"new_commit_id": "abc"}})
-	newBranch := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_ref_name": "dev"}})
+	moveDev := call("repoUpdateBranch", map[string]any{"branch": "dev", "body": map[string]any{"new_commit_id": "heads/topic"}})
+	fromRef := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_ref_name": "v1"}})
+	fromBranch := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_branch_name": "dev"}})
 	newFile := call("repoCreateFile", map[string]any{"filepath": "a.md", "body": map[string]any{"content": "aGk=", "branch": "dev", "new_branch": "topic"}})
 	updatePR := call("repoUpdatePullRequest", map[string]any{"index": 1})
 	outside := func(op string, sent ...string) liveGot {
@@ -759,27 +769,43 @@ func TestPushedCommitsJudged(t *testing.T) {
 		return liveGot{IsError: true, Kind: "permission_denied", Perm: permMap[op], Sent: sent,
 			Reason: "cannot read from Gitea the messages of the commits " + op + " puts on a branch, which may reference issues outside the repositories of demo-pusher; refusing"}
 	}
+	get, getRepo := "GET "+commits, "GET "+repoPath
 	runLiveCases(t, []liveCase{
-		{"branch moved", "demo-pusher", script(compare, msgs(1, "fine")), "gitea_call_operation", moveDev,
-			liveGot{Sent: []string{"GET " + compare, "GET " + repoPath, "PUT " + repoPath + "/branches/dev"}}},
-		{"branch moved onto a reference outside", "demo-pusher", script(compare, msgs(2, "fine", "fixes carol/secret#1")), "gitea_call_operation", moveDev,
-			outside("repoUpdateBranch", "GET "+compare)},
-		{"branch moved, fewer commits than counted", "demo-pusher", script(compare, msgs(3, "fine")), "gitea_call_operation", moveDev,
-			unread("repoUpdateBranch", "GET "+compare)},
-		{"branch moved, commits unreadable", "demo-pusher", script(), "gitea_call_operation", moveDev, unread("repoUpdateBranch", "GET "+compare)},
-		{"new branch", "demo-pusher", script(commits, recent("fine")), "gitea_call_operation", newBranch,
-			liveGot{Sent: []string{"GET " + commits, "POST " + repoPath + "/branches"}}},
-		{"new branch from a reference outside", "demo-pusher", script(commits, recent("see carol/secret!2")), "gitea_call_operation", newBranch,
-			outside("repoCreateBranch", "GET "+commits)},
-		{"commit on a new branch from a reference outside", "demo-pusher", script(commits, recent("closes http://gitea/carol/secret/issues/1")), "gitea_call_operation", newFile,
-			outside("repoCreateFile", "GET "+commits)},
-		{"commit on a new branch", "demo-pusher", script(commits, recent("fine")), "gitea_call_operation", newFile,
-			liveGot{Sent: []string{"GET " + commits, "GET " + repoPath, "POST " + repoPath + "/contents/a.md"}}},
-		{"pull request updated", "demo-pusher", script(update, msgs(1, "fine")), "gitea_call_operation", updatePR,
+		{"branch moved", "demo-pusher", script(list(1, "fine")), "gitea_call_operation", moveDev,
+			liveGot{Sent: []string{get, getRepo, "PUT " + repoPath + "/branches/dev"}}},
+		{"branch moved onto a reference outside", "demo-pusher", script(list(2, "fine", "fixes carol/secret#1")), "gitea_call_operation", moveDev,
+			outside("repoUpdateBranch", get)},
+		{"branch moved, fewer commits than counted", "demo-pusher", script(list(3, "fine"), list(3)), "gitea_call_operation", moveDev, unread("repoUpdateBranch", get, get)},
+		{"branch moved, commits unreadable", "demo-pusher", script(), "gitea_call_operation", moveDev, unread("repoUpdateBranch", get)},
+		{"new branch from a ref", "demo-pusher", script(list(1, "fine")), "gitea_call_operation", fromRef,
+			liveGot{Sent: []string{getRepo, get, "POST " + repoPath + "/branches"}}},
+		{"new branch from a ref referencing outside", "demo-pusher", script(list(1, "see carol/secret!2")), "gitea_call_operation", fromRef,
+			outside("repoCreateBranch", getRepo, get)},
+		{"new branch from a branch", "demo-pusher", script(list(1, "see carol/secret!2")), "gitea_call_operation", fromBranch,
+			liveGot{Sent: []string{"POST " + repoPath + "/branches"}}},
+		{"commit on a new branch", "demo-pusher", script(list(1, "closes carol/secret#1")), "gitea_call_operation", newFile,
+			liveGot{Sent: []string{getRepo, "POST " + repoPath + "/contents/a.md"}}},
+		{"pull request updated", "demo-pusher", script(), "gitea_call_operation", updatePR,
 			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "GET " + prPath + "/commits", "POST " + prPath + "/update"}}},
-		{"pull request updated from a base referencing outside", "demo-pusher", script(update, msgs(1, "fixes carol/secret#1")), "gitea_call_operation", updatePR,
-			outside("repoUpdatePullRequest", "GET "+prPath, "GET "+update, "GET "+prPath+"/commits")},
 	}, "GITEA_MCP_CONFIG", config)
+	// What was asked of Gitea: the commit as the update resolves it, not on
+	// the branch; a ref's latest ten not on the default branch.
+	f := newScriptedGitea(t)
+	script(list(1, "fine"))(f)
+	s := f.server(t, "GITEA_MCP_PROFILE", "demo-pusher", "GITEA_MCP_CONFIG", config)
+	fakeCall(t, t.Context(), s, "gitea_call_operation", moveDev)
+	fakeCall(t, t.Context(), s, "gitea_call_operation", fromRef)
+	var queries []string
+	for _, r := range f.requests() {
+		if r.Path == commits {
+			queries = append(queries, r.Query)
+		}
+	}
+	want := []string{"files=false&limit=50&not=refs%2Fheads%2Fdev&page=1&sha=heads%2Ftopic&stat=false&verification=false",
+		"files=false&limit=10&not=refs%2Fheads%2Fmain&sha=v1&stat=false&verification=false"}
+	if diff := cmp.Diff(want, queries); diff != "" {
+		t.Errorf("commit listings: mismatch (-want +got):\n%s", diff)
+	}
 }
 
 // permMap is the permission each operation TestPushedCommitsJudged calls needs.
@@ -812,5 +838,7 @@ func TestMigrationSourceJudged(t *testing.T) {
 		{"a name it may have", "demo-creator", script(500), "gitea_call_operation", migrate("http://192.0.2.10/carol/secret"), denied},
 		{"a name it has not", "demo-creator", script(404), "gitea_call_operation", migrate("http://192.0.2.10/carol/secret.git"),
 			liveGot{Sent: []string{get, "POST /repos/migrate"}}},
+		{"a path of one segment, no Gitea repository", "demo-creator", script(404), "gitea_call_operation", migrate("https://192.0.2.10/project.git"),
+			liveGot{Sent: []string{"POST /repos/migrate"}}},
 	}, "GITEA_MCP_CONFIG", config)
 }

@@ -229,8 +229,9 @@ func TestUnreadableFormsWithheld(t *testing.T) {
 	}
 	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0, 0xff, 0xfe}, 100)...)
 	patch := "diff --git a/env.bin b/env.bin\nGIT binary patch\nliteral 84\nzcmXR(Pf+pLYM8~8Ol*pmYb6s3gEDD5X%&NtN>$^T8|||@!\n\nliteral 0\nHcmV?d00001\n\n"
+	bundle := "# v2 git bundle\n" + strings.Repeat("0", 40) + " refs/heads/main\n\nPACK\x00\x00\x00\x02\x00\x00\x00\x01\x95\x0ax\x9c\xcbH\xcd\xc9\xc9\x07\x00\x06,\x02\x15"
 	gitea := newScriptedGitea(t).user("alice")
-	for name, body := range map[string][]byte{"zip": zipped.Bytes(), "gzip": gzipped.Bytes(), "utf16": utf16le(secret, true), "png": png} {
+	for name, body := range map[string][]byte{"zip": zipped.Bytes(), "gzip": gzipped.Bytes(), "utf16": utf16le(secret, true), "png": png, "bundle": []byte(bundle)} {
 		gitea.answer("GET", "/repos/alice/demo/raw/"+name, fakeWith(200, string(body), "Content-Type", "application/octet-stream"))
 		gitea.json("/repos/alice/demo/contents/"+name, map[string]any{"name": name, "path": name, "type": "file", "encoding": "base64",
 			"content": base64.StdEncoding.EncodeToString(body), "sha": "abc"})
@@ -238,12 +239,13 @@ func TestUnreadableFormsWithheld(t *testing.T) {
 	gitea.json("/repos/alice/demo/contents/utf16-nobom", map[string]any{"name": "n", "path": "n", "type": "file", "encoding": "base64",
 		"content": base64.StdEncoding.EncodeToString(utf16le(secret, false)), "sha": "abc"})
 	gitea.answer("GET", "/repos/alice/demo/raw/patch", fakeWith(200, patch, "Content-Type", "text/plain"))
+	gitea.answer("GET", "/repos/alice/demo/raw/latin1-patch", fakeWith(200, "caf\xe9\n"+patch, "Content-Type", "text/plain"))
 	s := gitea.server(t)
 	call := func(op, path string) string {
 		args := map[string]any{"owner": "alice", "repo": "demo", "filepath": path}
 		return callText(t, s, "gitea_call_operation", map[string]any{"operation": op, "arguments": args})
 	}
-	for _, name := range []string{"zip", "gzip", "utf16"} {
+	for _, name := range []string{"zip", "gzip", "utf16", "bundle"} {
 		if raw := call("repoGetRawFile", name); !strings.Contains(raw, `"kind":"unreadable_content"`) || strings.Contains(raw, "content_base64") {
 			t.Errorf("raw %s: %.400s", name, raw)
 		}
@@ -260,5 +262,14 @@ func TestUnreadableFormsWithheld(t *testing.T) {
 	got := call("repoGetRawFile", "patch")
 	if strings.Contains(got, "zcmXR") || strings.Count(got, "withheld: redaction and masking cannot read it") != 2 || !strings.Contains(got, "literal 84") {
 		t.Errorf("binary patch: %.600s", got)
+	}
+	var env struct {
+		Data struct {
+			ContentBase64 string `json:"content_base64"`
+		}
+	}
+	json.Unmarshal([]byte(call("repoGetRawFile", "latin1-patch")), &env) // not UTF-8: delivered as base64
+	if b, _ := base64.StdEncoding.DecodeString(env.Data.ContentBase64); bytes.Contains(b, []byte("zcmXR")) || !bytes.Contains(b, []byte("withheld")) {
+		t.Errorf("binary patch in a patch that is not UTF-8: %q", b)
 	}
 }

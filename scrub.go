@@ -52,9 +52,7 @@ type fileReport struct {
 // Text where a secret shows only once they are removed is scrubbed as prose:
 // a marker must not split a secret from redaction.
 func (sc *scrubber) file(s string) string {
-	if strings.Contains(s, "GIT binary patch\n") {
-		s = binaryPatch.ReplaceAllString(s, "$1\n[base85 of compressed bytes, withheld: redaction and masking cannot read it]\n")
-	}
+	s = withholdPatches(s)
 	hidden := sc.hidden
 	out := sc.str(s)
 	if sc.hidden == hidden {
@@ -73,11 +71,21 @@ func (sc *scrubber) file(s string) string {
 
 // sealedMagic are the first bytes of compressed archives and documents:
 // redaction and masking cannot read what they hold.
-var sealedMagic = []string{"PK\x03\x04", "PK\x05\x06", "\x1f\x8b", "BZh", "\xfd7zXZ\x00", "\x28\xb5\x2f\xfd", "7z\xbc\xaf\x27\x1c", "Rar!\x1a\x07", "%PDF-"}
+var sealedMagic = []string{"PK\x03\x04", "PK\x05\x06", "\x1f\x8b", "BZh", "\xfd7zXZ\x00", "\x28\xb5\x2f\xfd", "7z\xbc\xaf\x27\x1c", "Rar!\x1a\x07", "%PDF-",
+	"# v2 git bundle\n", "# v3 git bundle\n", "PACK"}
 
 // binaryPatch is a hunk of a git binary patch: its lines are base85 of
 // zlib-compressed bytes, which redaction and masking cannot read.
 var binaryPatch = regexp.MustCompile("(?m)^((?:literal|delta) [0-9]+)\n(?:[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\n)+")
+
+// withholdPatches replaces the data of every git binary patch hunk in s
+// (text or not) with a line saying it was withheld.
+func withholdPatches(s string) string {
+	if !strings.Contains(s, "GIT binary patch\n") {
+		return s
+	}
+	return binaryPatch.ReplaceAllString(s, "$1\n[base85 of compressed bytes, withheld: redaction and masking cannot read it]\n")
+}
 
 // binary redacts and masks secrets in the bytes of binary content, which may
 // hold text (a PNG's text chunk); it returns b itself when nothing matched,
@@ -88,7 +96,7 @@ func (sc *scrubber) binary(b []byte) []byte {
 	if slices.ContainsFunc(sealedMagic, func(m string) bool { return bytes.HasPrefix(b, []byte(m)) }) {
 		return nil
 	}
-	s, rules := sc.red.redact(string(b)), []string(nil)
+	s, rules := sc.red.redact(withholdPatches(string(b))), []string(nil)
 	if sc.mask {
 		s, rules = maskString(s)
 	}
