@@ -342,8 +342,8 @@ type livePR struct {
 // name, must be within the profile's repositories, as must a migration's
 // source on this Gitea and the upstream a fork merges from, and no issue a
 // merged pull request's title or description references may lie outside
-// them, nor one its commits' messages reference. It returns the permission
-// and reason of a refusal, or "", "".
+// them, nor one that the commits a write pushes reference (pushedMessages).
+// It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		body, _ := args["body"].(map[string]any)
