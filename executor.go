@@ -5,10 +5,10 @@ package main
 // the door, goes through run: validate the arguments and encode the path
 // (resolve), decide it under the active profile (check, with the live reads
 // self-approval, self-merge, head pins and effects need), write the audit
-// line of a mutation, send, and hand the answer to the result pipeline. It
-// also says which operations the profile shows (permits, mayUse). It never sends a request it was told to deny, never
-// follows a redirect, never retries a write, and never puts a token into an
-// answer or an error.
+// line of a mutation, send (client.go), and hand the answer to the result
+// pipeline. It never sends a request it was told to deny, never follows a
+// redirect, never retries a write, and never puts a token into an answer or
+// an error.
 
 import (
 	"cmp"
@@ -719,38 +719,4 @@ func (x *executor) whoami(ctx context.Context) account {
 	defer c.mu.Unlock()
 	c.me = me
 	return me
-}
-
-// permits reports whether the active profile may call op with some
-// arguments, judged without identity: what tools/list and
-// gitea_find_operations show. An operation whose permission follows from its
-// body is shown when one of its values' is allowed; one the profile's
-// repositories refuse whatever the arguments is not. Every call is still
-// decided in full by executor.check.
-func (x *executor) permits(op *operation) bool {
-	prof, _ := x.active(context.Background())
-	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
-	return anyPermitted(prof, callPermissions(info)) && (prof == nil || prof.unreachable(info) == "")
-}
-
-// mayUse reports whether the active profile allows perm; "" and gitea.read
-// always. A perm an argRule gives a call without its field stands for every
-// value of that rule (gitea.pr.review: any review verdict; gitea.pr.create:
-// editing or closing a pull request).
-func (x *executor) mayUse(perm string) bool {
-	if perm == "" || perm == permRead {
-		return true
-	}
-	prof, _ := x.active(context.Background())
-	for i, r := range argRules {
-		if r.values[""] == perm {
-			return anyPermitted(prof, argPerms()[i])
-		}
-	}
-	return anyPermitted(prof, []string{perm})
-}
-
-// anyPermitted reports whether p allows one of perms.
-func anyPermitted(p *profile, perms []string) bool {
-	return slices.ContainsFunc(perms, func(perm string) bool { ok, _ := permitted(p, perm); return ok })
 }

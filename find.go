@@ -65,8 +65,9 @@ const exactScore = 1_000_000
 func (s *server) rank(query string) []hit {
 	words := findTerms(query)
 	var hits []hit
+	prof, _ := s.exec.active(context.Background())
 	for _, op := range s.cat.ops {
-		if _, ok := s.cat.operation(op.ID); !ok || !s.exec.permits(op) {
+		if _, ok := s.cat.operation(op.ID); !ok || !prof.shows(op) {
 			continue
 		}
 		if score := matchScore(op, query, words); score > 0 {

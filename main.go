@@ -20,8 +20,7 @@
 //	                 check (identity, self-approval, self-merge, head pins,
 //	                 effects, and the live reads they need: a pull request's
 //	                 author and head, the commits a write pushes), encode,
-//	                 send, result pipeline, what the profile shows (permits);
-//	                 the audit write is called here
+//	                 send, result pipeline; the audit write is called here
 //	client.go      * the Gitea client: the one HTTP exchange (the token only
 //	                 to GITEA_URL, no redirect, bounded reads), fault naming
 //	policy.go      * the per-call policy decision (decide, permitted): route
@@ -29,6 +28,7 @@
 //	                 head pin of approvals and merges (pinDenied)
 //	profile.go     * profiles: canonical operations and aliases, built-in
 //	                 profiles, loading and selection, what a profile allows
+//	                 and what the listing shows of it (shows, mayUse)
 //	encode.go      * path and query encoding and the raw tool's route matching
 //	envelope.go    * the result envelope, error messages and refusal
 //	                 reasons (scrubbed and bounded)

@@ -710,7 +710,7 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 }
 
 // permitted is the one rule of the policy on a canonical operation (or an
-// alias) perm, which decide, the listing and find (permits, mayUse),
+// alias) perm, which decide, the listing and find (shows, mayUse),
 // eligibility and the task resolver all apply: without a profile only reads
 // are allowed; with one, what the profile allows (forbidden wins, unknown
 // names are denied).

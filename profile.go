@@ -520,3 +520,35 @@ func selectProfile(cfg *profileConfig, name string, tokenOf func(string) string)
 	}
 	return p, token, nil
 }
+
+// shows reports whether profile p (nil: none) may call op with some
+// arguments, judged without identity: what tools/list and
+// gitea_find_operations show. An operation whose permission follows from its
+// body is shown when one of its values' is allowed; one the profile's
+// repositories refuse whatever the arguments is not. Every call is still
+// decided in full by executor.check.
+func (p *profile) shows(op *operation) bool {
+	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
+	return anyPermitted(p, callPermissions(info)) && (p == nil || p.unreachable(info) == "")
+}
+
+// mayUse reports whether profile p (nil: none) allows perm; "" and
+// gitea.read always. A perm an argRule gives a call without its field stands
+// for every value of that rule (gitea.pr.review: any review verdict;
+// gitea.pr.create: editing or closing a pull request).
+func (p *profile) mayUse(perm string) bool {
+	if perm == "" || perm == permRead {
+		return true
+	}
+	for i, r := range argRules {
+		if r.values[""] == perm {
+			return anyPermitted(p, argPerms()[i])
+		}
+	}
+	return anyPermitted(p, []string{perm})
+}
+
+// anyPermitted reports whether p allows one of perms.
+func anyPermitted(p *profile, perms []string) bool {
+	return slices.ContainsFunc(perms, func(perm string) bool { ok, _ := permitted(p, perm); return ok })
+}

@@ -243,8 +243,9 @@ type toolsPage []json.RawMessage
 // where the configuration allows it).
 func (s *server) visible() []*tool {
 	var out []*tool
+	prof, _ := s.exec.active(context.Background())
 	for _, t := range s.cat.listed {
-		if t.op != nil && !s.exec.permits(t.op) || t.switching && !s.exec.switching() || !s.exec.mayUse(t.perm) ||
+		if t.op != nil && !prof.shows(t.op) || t.switching && !s.exec.switching() || !prof.mayUse(t.perm) ||
 			t.reconciler && !s.exec.reconciles() {
 			continue
 		}

@@ -231,7 +231,7 @@ const maxFilePages = 100
 func (s *server) mergeBody(args map[string]any, head string) map[string]any {
 	method, _ := args["merge_method"].(string)
 	body := map[string]any{"do": firstNonEmpty(method, "merge"), "head_commit_id": head}
-	if !s.exec.mayUse("gitea.branch.delete") {
+	if prof, _ := s.exec.active(context.Background()); !prof.mayUse("gitea.branch.delete") {
 		body["delete_branch_after_merge"] = false
 	}
 	return body
