@@ -621,7 +621,7 @@ type verifyCase struct {
 func TestAuditHugeArguments(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	env := map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": "tok", "GITEA_AUDIT_LOG": path, "GITEA_AUDIT_KEY": auditTestKey}
+	env := map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": fakeToken, "GITEA_AUDIT_LOG": path, "GITEA_AUDIT_KEY": auditTestKey}
 	s := testServer(t, env)
 	huge := strings.Repeat("x", 2<<20)
 	forged := "a\n{\"decision\":\"allowed\"}\n\"\xff\u2028"
@@ -664,7 +664,7 @@ func TestAuditProfileOfDecision(t *testing.T) {
 	dir := t.TempDir()
 	config, path := filepath.Join(dir, "profiles.json"), filepath.Join(dir, "audit.log")
 	os.WriteFile(config, []byte(`{"allow_runtime_switching": true}`), 0o600)
-	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": "tok", "GITEA_MCP_PROFILE": "gitea-merger",
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": fakeToken, "GITEA_MCP_PROFILE": "gitea-merger",
 		"GITEA_MCP_CONFIG": config, "GITEA_AUDIT_LOG": path})
 	x, ctx := s.exec, context.Background()
 	prof, _ := x.active(ctx)

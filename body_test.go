@@ -128,7 +128,7 @@ func canonDoors(t *testing.T, s *server, op, route string, body any) map[string]
 // gets past validation, each refused one is refused with its message by all.
 func TestCanonicalBody(t *testing.T) {
 	t.Parallel()
-	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": "t", "GITEA_MCP_PROFILE": "gitea-owner",
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": fakeToken, "GITEA_MCP_PROFILE": "gitea-owner",
 		"GITEA_MCP_TOOLS": "all", "GITEA_TIMEOUT": "1s"})
 	all := func(v string) map[string]string {
 		return map[string]string{"generated": v, "call": v, "raw": v, "workflow": v}
@@ -154,7 +154,7 @@ func TestCanonicalBody(t *testing.T) {
 // against the matched operation: none where it takes none, and a required one.
 func TestRawBodyAgainstOperation(t *testing.T) {
 	t.Parallel()
-	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": "t", "GITEA_MCP_PROFILE": "gitea-owner"})
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": fakeToken, "GITEA_MCP_PROFILE": "gitea-owner"})
 	for _, tc := range []struct {
 		method, path string
 		body         any
@@ -306,7 +306,7 @@ func FuzzCanonicalBody(f *testing.F) {
 // canonicalization for a 2 KB review body: validation against the closed
 // schema, then the decision (goal: under 5 µs).
 func BenchmarkCanonicalDecision(b *testing.B) {
-	s := testServer(b, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": "t"})
+	s := testServer(b, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": fakeToken})
 	prof, _ := s.exec.active(context.Background())
 	op := s.cat.byID["repoCreatePullReview"]
 	var comments []string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -131,5 +132,103 @@ func TestE2EPushedCommitsOutside(t *testing.T) {
 	if res, isErr := call("repoCreateFile", map[string]any{"owner": owner, "repo": name, "filepath": "doc.txt",
 		"body": map[string]any{"content": "ZG9jCg==", "branch": "main", "new_branch": "doc", "message": "doc"}}); isErr {
 		t.Errorf("a commit on a new branch from main: %v", res)
+	}
+}
+
+// TestE2EGiteaWrittenMessages: found by review. Gitea writes commit messages
+// of its own, and reads them for references as the pusher: a contents write
+// naming no message writes "Add <path>", the path a path parameter; a merge
+// naming no title writes the default message, from the head branch's name,
+// or the repository's template for the style on the default branch; a
+// squash adds the pull request's commit authors' names as trailers; and a
+// contents write forced onto an existing branch moves it, with all the
+// commits it gains. Each closed, or wrote a reference into, an issue outside
+// the profile's one repository; now each is judged. Writes that push no
+// commit of another's still go through: a branch from a branch's tip named
+// as a ref, a pull request updated by merge whose own commits name the issue.
+func TestE2EGiteaWrittenMessages(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "written", false)
+	secret, _ := scratchRepo(t, g, "writtensecret", true)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	g.api("alice", "DELETE", "/repos/"+secret+"/collaborators/bob", nil)
+	var far struct{ Number int }
+	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "far"}, http.StatusCreated, &far)
+	ref := fmt.Sprintf("%s#%d", secret, far.Number)
+	var bob struct{ Email string }
+	s.call("bob", "GET", "/user", nil, http.StatusOK, &bob)
+	type pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	open := func(branch, message string, author map[string]string) pr {
+		t.Helper()
+		var p pr
+		s.call("bob", "POST", "/repos/"+repo+"/contents", with(map[string]any{"branch": "main", "new_branch": branch, "message": message,
+			"files": fileOps(strings.NewReplacer("/", "-", "#", "-").Replace(branch) + ".txt")}, "author", author), http.StatusCreated, nil)
+		s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": branch, "base": "main", "title": "clean " + branch}, http.StatusCreated, &p)
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		return p
+	}
+	named := open(ref, "clean", nil)                                                                     // the head branch names the issue
+	squashed := open("squashed", "clean", map[string]string{"name": "Fixes " + ref, "email": bob.Email}) // its author does
+	plain := open("plain", "clean", nil)
+	mentions := open("mentions", "see "+ref, nil) // its own commit does
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "Fixes " + ref, "files": fileOps("topic.txt")}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "dev", "message": "dev", "files": fileOps("dev.txt")}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "main moves on", "files": fileOps("main.txt")}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"pusher","repositories":["`+repo+`"],
+		"allowed_operations":["gitea.read","gitea.branch.create","gitea.branch.push","gitea.branch.delete","gitea.repo.commit","gitea.pr.merge","gitea.pr.create"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=pusher", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoCreateFile,repoMergePullRequest")
+	outside := fmt.Sprintf("%q, outside the repositories of pusher", secret)
+	for _, tool := range []string{"repoCreateFile", "gitea_call_operation"} { // gitea_api_request refuses a path holding "#"
+		args := map[string]any{"owner": owner, "repo": name, "filepath": "fixes " + ref, "body": map[string]any{"content": "eAo=", "branch": "main"}}
+		if tool != "repoCreateFile" {
+			args = map[string]any{"operation": "repoCreateFile", "arguments": args}
+		}
+		if res, _ := c.callTool(tool, args); str(get(res, "error.kind")) != "permission_denied" || !strings.Contains(str(get(res, "error.message")), outside) {
+			t.Errorf("%s: a file named for the issue, with Gitea's default message: %v", tool, res)
+		}
+	}
+	wantDenied(t, c, "repoCreateFile", "POST", "/repos/"+repo+"/contents/c.txt", map[string]any{"owner": owner, "repo": name, "filepath": "c.txt",
+		"body": map[string]any{"content": "Ywo=", "branch": "topic", "new_branch": "dev", "force_push": true, "message": "clean"}}, "gitea.repo.commit", outside)
+	merge := func(p pr, do string) map[string]any {
+		return map[string]any{"owner": owner, "repo": name, "index": p.Number, "body": map[string]any{"do": do, "head_commit_id": p.Head.SHA, "delete_branch_after_merge": false}}
+	}
+	path := func(p pr) string { return fmt.Sprintf("/repos/%s/pulls/%d/merge", repo, p.Number) }
+	wantDenied(t, c, "repoMergePullRequest", "POST", path(named), merge(named, "merge"), "gitea.pr.merge", outside)
+	wantDenied(t, c, "repoMergePullRequest", "POST", path(squashed), merge(squashed, "squash"), "gitea.pr.merge", outside)
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "merge template", "files": []map[string]string{{"operation": "create",
+		"path": ".gitea/default_merge_message/MERGE_TEMPLATE.md", "content": base64.StdEncoding.EncodeToString([]byte("Fixes " + ref + "\n\n${PullRequestTitle}\n"))}}}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	wantDenied(t, c, "repoMergePullRequest", "POST", path(plain), merge(plain, "merge"), "gitea.pr.merge", outside)
+	time.Sleep(time.Second) // a push, had one been made, is handled from Gitea's queue
+	var refs int
+	for _, e := range timeline(t, g, secret, far.Number) {
+		if e["type"] == "commit_ref" {
+			refs++
+		}
+	}
+	if state := issueState(t, g, secret, far.Number); state != "open" || refs != 0 {
+		t.Errorf("after the refusals %s is %s with %d commit references", ref, state, refs)
+	}
+
+	// Pushing no commit of another's: allowed.
+	if res, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "repoCreateBranch", "arguments": map[string]any{"owner": owner, "repo": name,
+		"body": map[string]any{"new_branch_name": "copy", "old_ref_name": "topic"}}}); isErr {
+		t.Errorf("a branch from topic's tip, named as a ref: %v", res)
+	}
+	if res, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "repoUpdatePullRequest", "arguments": map[string]any{"owner": owner, "repo": name,
+		"index": mentions.Number, "style": "merge"}}); isErr {
+		t.Errorf("a pull request whose own commit names the issue, updated by merge: %v", res)
 	}
 }

@@ -538,3 +538,35 @@ func TestQueryEffectEveryDoor(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultMessage: a contents write naming no message gets Gitea's own,
+// "Add <path>" and the like, which Gitea reads for references as any
+// message: a path naming an issue needs gitea.issue.close, and one naming an
+// issue outside the profile's repositories is refused (the path is a path
+// parameter, which the body's scan did not see); a message given is judged
+// instead.
+func TestDefaultMessage(t *testing.T) {
+	t.Parallel()
+	ops := docOps(t)
+	for _, tc := range []struct {
+		op       string
+		path     string
+		body     map[string]any
+		profile  *profile
+		want     string // the required permission of a refusal, "" allowed, or a reason's words
+		refusing bool
+	}{
+		{"repoCreateFile", "fixes #1", map[string]any{"content": "eAo=", "branch": "dev"}, allBut(t, "gitea.issue.close"), "gitea.issue.close", true},
+		{"repoCreateFile", "fixes #1", map[string]any{"content": "eAo=", "branch": "dev", "message": "notes"}, allBut(t, "gitea.issue.close"), "", false},
+		{"repoUpdateFile", "fixes bob/secret#1", map[string]any{"content": "eAo=", "sha": "abc", "branch": "dev"}, allBut(t, "", "acme/*"), `"bob/secret", outside`, true},
+		{"repoDeleteFile", "fixes bob/secret#1", map[string]any{"sha": "abc", "branch": "dev", "message": " "}, allBut(t, "", "acme/*"), `"bob/secret", outside`, true},
+		{"repoChangeFiles", "", map[string]any{"branch": "dev", "files": []any{map[string]any{"operation": "delete", "path": "closes #2"}}}, allBut(t, "gitea.issue.close"), "gitea.issue.close", true},
+		{"repoCreateFile", "notes.md", map[string]any{"content": "eAo=", "branch": "dev"}, allBut(t, "gitea.issue.close", "acme/*"), "", false},
+	} {
+		params := map[string]string{"owner": "acme", "repo": "app", "filepath": tc.path}
+		d := decide(tc.profile, "bot", "t", ops[tc.op], map[string]any{"body": tc.body}, params)
+		if d.Allowed == tc.refusing || tc.refusing && d.RequiredPermission != tc.want && !strings.Contains(d.Reason, tc.want) {
+			t.Errorf("%s %q %v: %+v; want refused %v (%s)", tc.op, tc.path, tc.body, d, tc.refusing, tc.want)
+		}
+	}
+}

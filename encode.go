@@ -5,11 +5,13 @@ package main
 // say which parameters may hold "/" (each rule with its examples), and the
 // raw tool's route matching: its method and path become an operation with
 // its generated tool's arguments (rawCall), only the operation's own query
-// parameters among them. A value that would change the route Gitea serves is
+// parameters among them; and arguments as Gitea reads them (wholeNumbers,
+// defaultMessage). A value that would change the route Gitea serves is
 // refused here, never sent.
 
 import (
 	"encoding/json"
+	"maps"
 	"errors"
 	"fmt"
 	"math"
@@ -515,4 +517,30 @@ func addQuery(q url.Values, name string, v any, format string) {
 	} else {
 		q.Add(name, strings.Join(parts, ","))
 	}
+}
+
+// defaultMessage returns args with the commit message Gitea writes for a
+// contents write that gives none: "Add", "Update" or "Delete" and the paths
+// it writes, which the file's path parameter may hold; so its effects and
+// references are judged as those of a message written out.
+func defaultMessage(id string, args map[string]any, params map[string]string) map[string]any {
+	body, _ := args["body"].(map[string]any)
+	if m, _ := body["message"].(string); body == nil || !slices.Contains(contentsOps, id) || strings.TrimSpace(m) != "" {
+		return args
+	}
+	paths := []string{params["filepath"]}
+	files, _ := body["files"].([]any)
+	for _, f := range files {
+		f, _ := f.(map[string]any)
+		for _, k := range []string{"path", "from_path"} {
+			if s, ok := f[k].(string); ok {
+				paths = append(paths, s)
+			}
+		}
+	}
+	body = maps.Clone(body)
+	body["message"] = "Update " + strings.Join(paths, ", ")
+	args = maps.Clone(args)
+	args["body"] = body
+	return args
 }

@@ -143,15 +143,20 @@ func (x *executor) run(ctx context.Context, r *request) *envelope {
 	return x.complete(ctx, r.tool, r.op, x.run1(ctx, r))
 }
 
-// stamp names the tool and the caller, as known (never asking Gitea), in env.
+// stamp names the tool and the caller, as known (never asking Gitea), in
+// env, and redacts the caller's token and the server's secrets from its
+// error.
 func (x *executor) stamp(ctx context.Context, tool string, env *envelope) {
 	if env.Request == nil {
 		env.Request = &requestInfo{}
 	}
 	env.Request.Tool = tool
+	_, c := x.active(ctx)
 	if env.Identity == nil {
-		_, c := x.active(ctx)
 		env.Identity = c.identity()
+	}
+	if env.Error != nil { // an argument's error may quote it, a secret the caller gave included
+		env.Error.Message = newRedactor(append([]string{c.token}, x.cfg.secrets...)...).redact(env.Error.Message)
 	}
 }
 
@@ -427,7 +432,9 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 				return "", fmt.Sprintf("cannot read from Gitea which branch of %q syncs %q; refusing", r.Parent.FullName, b)
 			}
 			upstream = b + "..." + r.Parent.FullName + ":" + from
-		} else if body, _ := args["body"].(map[string]any); op.ID == "repoCreateBranch" && body["old_ref_name"] != nil && body["old_ref_name"] != "" && readRepo() {
+		} else if body, _ := args["body"].(map[string]any); op.ID == "repoMergePullRequest" || op.ID == "repoCreateBranch" && body["old_ref_name"] != nil ||
+			slices.Contains(contentsOps, op.ID) && body["force_push"] == true {
+			readRepo()
 			def = r.DefaultBranch
 		}
 		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream, def)
@@ -505,48 +512,118 @@ func trimFold(s, suffix string) string {
 // reads (of 50, Gitea's default maximum): a merge of more is refused.
 const maxCommitPages = 20
 
-// pushedMessages reads the messages of the commits a write of op puts on a
-// branch, which Gitea reads for issue references as the caller's push, each
-// commit named as Gitea resolves it: a merge's commits; those a branch moved
-// to a commit gains (the commit resolved as the update resolves it); those a
-// fork takes from its parent (upstream, the comparison with the branch Gitea
-// syncs from); those a pull request's head takes from its base, and its own,
-// which a rebase pushes again; and for a branch created from a ref, which
-// Gitea reads back to the first commit on another branch, the ten latest not
-// on the default branch (def). It reports whether Gitea answered with all of
-// them; a write that pushes no commit of another's has none.
+// pushedMessages reads the texts Gitea reads for issue references in the
+// commits a write of op puts on a branch, as the caller's push, each commit
+// named as Gitea resolves it: a merge's commits, the message Gitea writes
+// for the merge commit when the call gives none (from the branch names, and
+// the repository's template for the style, read on the default branch def,
+// which a rebase amends its last commit with) and their authors' names, which
+// a squash writes as trailers; those a branch moved to a commit gains (the
+// commit resolved as the update resolves it); those a fork takes from its
+// parent (upstream, the comparison with the branch Gitea syncs from); those
+// a pull request's head takes from its base, with the merge commit's message
+// from the branch names, and its own, which a rebase pushes again; for a
+// branch created from a ref, which Gitea reads back to the first commit on
+// another branch, the ten latest not on the default branch, unless the ref
+// is a branch's tip; and for a contents write forced onto an existing branch,
+// what it gains. It reports whether Gitea answered with all of them; a write
+// that pushes no commit of another's has none.
 func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[string]any, params map[string]string, pr *livePR, upstream, def string) ([]any, bool) {
 	body, _ := args["body"].(map[string]any)
 	field := func(k string) string { s, _ := body[k].(string); return s }
 	repo := map[string]string{"owner": params["owner"], "repo": params["repo"]}
-	switch op.ID {
-	case "repoMergePullRequest":
-		return x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
-	case "repoUpdateBranch":
+	names := []any{pr.Head.Ref, pr.Base.Ref} // in the messages Gitea writes for a merge commit
+	switch {
+	case op.ID == "repoMergePullRequest":
+		own, ok := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
+		tpl, ok2 := x.rawText(ctx, repo, ".gitea/default_merge_message/"+strings.ToUpper(cmp.Or(field("do"), "merge"))+"_TEMPLATE.md", def)
+		return append(append(own, names...), tpl), ok && ok2
+	case op.ID == "repoUpdateBranch":
 		return x.commitMessages(ctx, "repoGetAllCommits", repo, url.Values{"sha": {field("new_commit_id")}, "not": {"refs/heads/" + params["branch"]}})
-	case "repoMergeUpstream":
-		return x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "basehead": upstream})
-	case "repoUpdatePullRequest":
+	case op.ID == "repoMergeUpstream":
+		list, ok := x.listCommits(ctx, "repoCompareDiff", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "basehead": upstream})
+		return texts(list), ok
+	case op.ID == "repoUpdatePullRequest":
 		if pr.Head.Repo == nil {
 			return nil, false
 		}
 		headOwner, headRepo, _ := strings.Cut(pr.Head.Repo.FullName, "/")
-		base, ok := x.listMessages(ctx, "repoCompareDiff", map[string]string{"owner": headOwner, "repo": headRepo, "basehead": pr.Head.Ref + "..." + repo["owner"] + "/" + repo["repo"] + ":" + pr.Base.Ref})
-		own, ok2 := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
-		return append(base, own...), ok && ok2
-	case "repoCreateBranch":
-		if ref := field("old_ref_name"); ref != "" { // old_branch_name and none start on a branch: nothing read
-			return x.listMessages(ctx, "repoGetAllCommits", repo, "sha", ref, "not", "refs/heads/"+def)
+		base, ok := x.listCommits(ctx, "repoCompareDiff", map[string]string{"owner": headOwner, "repo": headRepo, "basehead": pr.Head.Ref + "..." + repo["owner"] + "/" + repo["repo"] + ":" + pr.Base.Ref})
+		msgs := append(texts(base), names...)
+		if args["style"] == "rebase" {
+			own, ok2 := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
+			msgs, ok = append(msgs, own...), ok && ok2
 		}
+		return msgs, ok
+	case op.ID == "repoCreateBranch" && field("old_ref_name") != "": // old_branch_name and none start on a branch: nothing read
+		ref := field("old_ref_name")
+		list, ok := x.listCommits(ctx, "repoGetAllCommits", repo, "sha", ref, "not", "refs/heads/"+def)
+		var tip struct {
+			Commit struct {
+				ID string `json:"id"`
+			} `json:"commit"`
+		}
+		if ok && len(list) > 0 && x.live(ctx, "repoGetBranch", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "branch": ref}, &tip) && tip.Commit.ID == list[0].SHA {
+			return nil, true // the tip of the branch of that name: it is on another branch
+		}
+		return texts(list), ok
+	case slices.Contains(contentsOps, op.ID) && body["force_push"] == true && field("new_branch") != "":
+		switch x.get(ctx, "repoGetBranch", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "branch": field("new_branch")}, nil) {
+		case http.StatusNotFound: // a new branch started on a branch
+			return nil, true
+		case http.StatusOK: // an update of the branch: it gains what the branch written from has
+			return x.commitMessages(ctx, "repoGetAllCommits", repo, url.Values{"sha": {"refs/heads/" + cmp.Or(field("branch"), def)}, "not": {"refs/heads/" + field("new_branch")}})
+		}
+		return nil, false
 	}
 	return nil, true
 }
 
-// listMessages reads the messages of the commits operation opID answers with
-// in one answer, for the path parameters params and query kv (name, value
-// pairs): a comparison's commits, all of them, or a repository's latest ten.
-// It reports whether Gitea answered with all it counted.
-func (x *executor) listMessages(ctx context.Context, opID string, params map[string]string, kv ...string) ([]any, bool) {
+// pushed is what the policy reads of a commit Gitea pushes: its SHA, its
+// message, and its author's and committer's names, which a squash merge
+// writes into its message as trailers.
+type pushed struct {
+	SHA    string `json:"sha"`
+	Commit struct {
+		Message           string `json:"message"`
+		Author, Committer struct {
+			Name string `json:"name"`
+		}
+	} `json:"commit"`
+}
+
+// texts returns the texts of commits that Gitea reads for references.
+func texts(commits []pushed) []any {
+	var out []any
+	for _, c := range commits {
+		out = append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name)
+	}
+	return out
+}
+
+// rawText reads the file at path on ref of repository repo: "" for none (a
+// 404), false when Gitea does not say.
+func (x *executor) rawText(ctx context.Context, repo map[string]string, path, ref string) (string, bool) {
+	op, ok := x.cat.byID["repoGetRawFile"]
+	if !ok {
+		return "", false
+	}
+	p, err := x.routes().expand(op.routeSpec(), map[string]string{"owner": repo["owner"], "repo": repo["repo"], "filepath": path})
+	if err != nil {
+		return "", false
+	}
+	ex, err := x.send(ctx, op, p, url.Values{"ref": {ref}}, nil)
+	if err == nil && ex.status == http.StatusNotFound {
+		return "", true
+	}
+	return string(ex.body), err == nil && ex.status == http.StatusOK
+}
+
+// listCommits reads the commits operation opID answers with in one answer,
+// for the path parameters params and query kv (name, value pairs): a
+// comparison's commits, all of them, or a repository's latest ten. It
+// reports whether Gitea answered with all it counted.
+func (x *executor) listCommits(ctx context.Context, opID string, params map[string]string, kv ...string) ([]pushed, bool) {
 	op, ok := x.cat.byID[opID]
 	if !ok {
 		return nil, false
@@ -562,14 +639,9 @@ func (x *executor) listMessages(ctx context.Context, opID string, params map[str
 		}
 	}
 	ex, err := x.send(ctx, op, p, q, nil)
-	type commit struct {
-		Commit struct {
-			Message string `json:"message"`
-		} `json:"commit"`
-	}
 	var list struct {
 		Total   *int     `json:"total_commits"`
-		Commits []commit `json:"commits"`
+		Commits []pushed `json:"commits"`
 	}
 	if err != nil || ex.status != http.StatusOK {
 		return nil, false
@@ -579,20 +651,13 @@ func (x *executor) listMessages(ctx context.Context, opID string, params map[str
 	} else if err = json.Unmarshal(ex.body, &list); list.Total == nil || *list.Total != len(list.Commits) {
 		return nil, false
 	}
-	if err != nil {
-		return nil, false
-	}
-	var msgs []any
-	for _, c := range list.Commits {
-		msgs = append(msgs, c.Commit.Message)
-	}
-	return msgs, true
+	return list.Commits, err == nil
 }
 
-// commitMessages reads the messages of every commit operation opID lists
-// for params and query q (a pull request's, which land on its base when it
-// is merged; or a repository's, of a ref and not of another), page by page.
-// It reports whether Gitea answered with all it counted.
+// commitMessages reads the texts (pushed) of every commit operation opID
+// lists for params and query q (a pull request's, which land on its base
+// when it is merged; or a repository's, of a ref and not of another), page
+// by page. It reports whether Gitea answered with all it counted.
 func (x *executor) commitMessages(ctx context.Context, opID string, params map[string]string, q url.Values) ([]any, bool) {
 	op, ok := x.cat.byID[opID]
 	if !ok {
@@ -602,27 +667,21 @@ func (x *executor) commitMessages(ctx context.Context, opID string, params map[s
 	if err != nil {
 		return nil, false
 	}
-	var msgs []any
+	var all []pushed
 	for page := 1; page <= maxCommitPages; page++ {
 		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {"50"}, "stat": {"false"}, "files": {"false"}, "verification": {"false"}, "sha": q["sha"], "not": q["not"]}
 		ex, err := x.send(ctx, op, p, q, nil)
-		var commits []struct {
-			Commit struct {
-				Message string `json:"message"`
-			} `json:"commit"`
-		}
+		var commits []pushed
 		if err != nil || ex.status != http.StatusOK || json.Unmarshal(ex.body, &commits) != nil {
 			return nil, false
 		}
-		for _, c := range commits {
-			msgs = append(msgs, c.Commit.Message)
-		}
+		all = append(all, commits...)
 		total, err := strconv.Atoi(ex.header.Get("X-Total-Count"))
 		switch {
 		case err != nil:
 			return nil, false
-		case len(msgs) >= total:
-			return msgs, true
+		case len(all) >= total:
+			return texts(all), true
 		case len(commits) == 0:
 			return nil, false // fewer than Gitea counted
 		}

@@ -19,7 +19,7 @@ func TestFindRecall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := testServer(t, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": "t"})
+	s := testServer(t, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": fakeToken})
 	n, at1, at3 := 0, 0, 0
 	for sc := bufio.NewScanner(f); sc.Scan(); {
 		query, want, ok := strings.Cut(sc.Text(), "\t")
@@ -86,7 +86,7 @@ func TestFindSynonyms(t *testing.T) {
 // match and the input schema only when asked or for a single match.
 func TestFindLean(t *testing.T) {
 	t.Parallel()
-	s := testServer(t, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": "t"})
+	s := testServer(t, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": fakeToken})
 	type match struct {
 		Operation   string          `json:"operation"`
 		Parameters  string          `json:"parameters"`

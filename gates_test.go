@@ -730,12 +730,12 @@ func TestPushedCommitsJudged(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-pusher", "repositories": ["alice/demo"],
-		"allowed_operations": ["gitea.read", "gitea.branch.push", "gitea.branch.create", "gitea.repo.commit", "gitea.pr.create"]}]}`), 0o600)
+		"allowed_operations": ["gitea.read", "gitea.branch.push", "gitea.branch.create", "gitea.branch.delete", "gitea.repo.commit", "gitea.pr.create"]}]}`), 0o600)
 	const commits, update = repoPath + "/commits", repoPath + "/compare/topic...alice/demo:main"
 	list := func(total int, messages ...string) fakeAnswer {
 		var l []any
-		for _, m := range messages {
-			l = append(l, map[string]any{"commit": map[string]any{"message": m}})
+		for i, m := range messages {
+			l = append(l, map[string]any{"sha": fmt.Sprint(i), "commit": map[string]any{"message": m}})
 		}
 		b, _ := json.Marshal(l)
 		return fakeWith(200, string(b), "X-Total-Count", strconv.Itoa(total))
@@ -759,6 +759,11 @@ func TestPushedCommitsJudged(t *testing.T) {
 	moveDev := call("repoUpdateBranch", map[string]any{"branch": "dev", "body": map[string]any{"new_commit_id": "heads/topic"}})
 	fromRef := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_ref_name": "v1"}})
 	fromBranch := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_branch_name": "dev"}})
+	fromTip := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_ref_name": "dev"}})
+	tip := func(f *scriptedGitea) { f.json(repoPath+"/branches/dev", map[string]any{"name": "dev", "commit": map[string]any{"id": "0"}}) }
+	both := func(a, b func(*scriptedGitea)) func(*scriptedGitea) { return func(f *scriptedGitea) { a(f); b(f) } }
+	rebasePR := call("repoUpdatePullRequest", map[string]any{"index": 1})
+	rebasePR["arguments"].(map[string]any)["style"] = "rebase"
 	newFile := call("repoCreateFile", map[string]any{"filepath": "a.md", "body": map[string]any{"content": "aGk=", "branch": "dev", "new_branch": "topic"}})
 	updatePR := call("repoUpdatePullRequest", map[string]any{"index": 1})
 	outside := func(op string, sent ...string) liveGot {
@@ -778,14 +783,22 @@ func TestPushedCommitsJudged(t *testing.T) {
 		{"branch moved, fewer commits than counted", "demo-pusher", script(list(3, "fine"), list(3)), "gitea_call_operation", moveDev, unread("repoUpdateBranch", get, get)},
 		{"branch moved, commits unreadable", "demo-pusher", script(), "gitea_call_operation", moveDev, unread("repoUpdateBranch", get)},
 		{"new branch from a ref", "demo-pusher", script(list(1, "fine")), "gitea_call_operation", fromRef,
-			liveGot{Sent: []string{getRepo, get, "POST " + repoPath + "/branches"}}},
+			liveGot{Sent: []string{getRepo, get, "GET " + repoPath + "/branches/v1", "POST " + repoPath + "/branches"}}},
 		{"new branch from a ref referencing outside", "demo-pusher", script(list(1, "see carol/secret!2")), "gitea_call_operation", fromRef,
-			outside("repoCreateBranch", getRepo, get)},
+			outside("repoCreateBranch", getRepo, get, "GET "+repoPath+"/branches/v1")},
+		{"new branch from a branch's tip named as a ref", "demo-pusher", both(script(list(1, "see carol/secret!2")), tip), "gitea_call_operation", fromTip,
+			liveGot{Sent: []string{getRepo, get, "GET " + repoPath + "/branches/dev", "POST " + repoPath + "/branches"}}},
 		{"new branch from a branch", "demo-pusher", script(list(1, "see carol/secret!2")), "gitea_call_operation", fromBranch,
 			liveGot{Sent: []string{"POST " + repoPath + "/branches"}}},
 		{"commit on a new branch", "demo-pusher", script(list(1, "closes carol/secret#1")), "gitea_call_operation", newFile,
 			liveGot{Sent: []string{getRepo, "POST " + repoPath + "/contents/a.md"}}},
 		{"pull request updated", "demo-pusher", script(), "gitea_call_operation", updatePR,
+			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "POST " + prPath + "/update"}}},
+		{"pull request updated, the comparison short of its count", "demo-pusher", func(f *scriptedGitea) {
+			script()(f)
+			f.json(update, map[string]any{"total_commits": 2, "commits": []any{map[string]any{"commit": map[string]any{"message": "base"}}}})
+		}, "gitea_call_operation", updatePR, unread("repoUpdatePullRequest", "GET "+prPath, "GET "+update)},
+		{"pull request rebased: its own commits pushed again", "demo-pusher", script(), "gitea_call_operation", rebasePR,
 			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "GET " + prPath + "/commits", "POST " + prPath + "/update"}}},
 	}, "GITEA_MCP_CONFIG", config)
 	// What was asked of Gitea: the commit as the update resolves it, not on
@@ -841,4 +854,50 @@ func TestMigrationSourceJudged(t *testing.T) {
 		{"a path of one segment, no Gitea repository", "demo-creator", script(404), "gitea_call_operation", migrate("https://192.0.2.10/project.git"),
 			liveGot{Sent: []string{"POST /repos/migrate"}}},
 	}, "GITEA_MCP_CONFIG", config)
+}
+
+// TestMergeWrittenMessage: under repositories, a merge is judged by the
+// messages Gitea writes for it too: the default message names the head
+// branch, the repository's template for the style on the default branch
+// replaces it (a rebase amends its last commit with it), and a squash adds
+// the commits' authors' names as trailers.
+func TestMergeWrittenMessage(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-merger", "allowed_operations": ["gitea.read", "gitea.pr.merge"], "repositories": ["alice/demo"]}]}`), 0o600)
+	const template = repoPath + "/raw/.gitea/default_merge_message/SQUASH_TEMPLATE.md"
+	outside := `the commits repoMergePullRequest puts on a branch reference "bob/secret"`
+	for _, tc := range []struct {
+		name, head, author string
+		template           fakeAnswer
+		reason             string // "" for merged
+	}{
+		{"clean", "topic", "bob", fakeWith(404, `{"message":"not found"}`), ""},
+		{"a template", "topic", "bob", fakeWith(200, "Fixes bob/secret#3\n${PullRequestTitle}", "Content-Type", "text/plain"), outside},
+		{"a template unreadable", "topic", "bob", fakeWith(500, `{"message":"boom"}`), "cannot read from Gitea the messages of the commits repoMergePullRequest puts on a branch"},
+		{"the head branch", "bob/secret#3", "bob", fakeWith(404, `{"message":"not found"}`), outside},
+		{"an author", "topic", "Fixes bob/secret#3", fakeWith(404, `{"message":"not found"}`), outside},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			commits, _ := json.Marshal([]any{map[string]any{"sha": headSHA, "commit": map[string]any{"message": "clean",
+				"author": map[string]any{"name": tc.author}, "committer": map[string]any{"name": "bob"}}}})
+			f := newScriptedGitea(t).user("carol").json(repoPath, map[string]any{"default_branch": "main"}).
+				json(prPath, map[string]any{"number": 1, "user": map[string]any{"login": "bob"}, "base": map[string]any{"ref": "main"},
+					"head": map[string]any{"sha": headSHA, "ref": tc.head, "repo": map[string]any{"full_name": "alice/demo", "default_branch": "main"}}}).
+				answer("GET", prPath+"/commits", fakeWith(200, string(commits), "X-Total-Count", "1")).answer("GET", template, tc.template).on("POST", prPath+"/merge", 200)
+			s := f.server(t, "GITEA_MCP_PROFILE", "demo-merger", "GITEA_MCP_CONFIG", config)
+			out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
+				"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "squash", "head_commit_id": headSHA, "delete_branch_after_merge": false}}})
+			reason := str0(get(out, "error.permission_report.reason"))
+			if merged := f.count("POST", prPath+"/merge") == 1; merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
+				t.Errorf("merged %v, reason %q; want %q: %v", merged, reason, tc.reason, out)
+			}
+			for _, r := range f.requests() {
+				if r.Path == template && r.Query != "ref=main" {
+					t.Errorf("the template read at %q, want ref=main", r.Query)
+				}
+			}
+		})
+	}
 }

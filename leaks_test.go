@@ -143,6 +143,36 @@ func TestErrorMessageURLAtCut(t *testing.T) {
 	}
 }
 
+// TestErrorMessageURLSplit checks that GITEA_URL split by a hidden
+// character in Gitea's error message is removed too: the scrub that removes
+// the character comes after the first removal, so a second one follows it.
+func TestErrorMessageURLSplit(t *testing.T) {
+	t.Parallel()
+	gitea := newScriptedGitea(t).user("alice")
+	split := strings.Replace(gitea.URL, "//", "/\u200b/", 1)
+	gitea.on("GET", "/repos/alice/demo", 404, `{"message":"not found: `+split+`/alice/demo"}`)
+	s := gitea.server(t)
+	text := callText(t, s, "gitea_call_operation", map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": "alice", "repo": "demo"}})
+	if host := strings.TrimPrefix(gitea.URL, "http://"); strings.Contains(text, host) || !strings.Contains(text, "not found: /alice/demo") {
+		t.Errorf("GITEA_URL %s split by U+200B: %.400s", gitea.URL, text)
+	}
+}
+
+// TestAuditReasonRedacted checks that a call refused by argument validation,
+// whose error quotes the argument, holds no secret the model passed (here the
+// server's own token) in its audit line or its result.
+func TestAuditReasonRedacted(t *testing.T) {
+	t.Parallel()
+	gitea := newScriptedGitea(t).user("alice")
+	log := filepath.Join(t.TempDir(), "audit.log")
+	s := gitea.server(t, "GITEA_MCP_PROFILE", "gitea-owner", "GITEA_AUDIT_LOG", log)
+	text := callText(t, s, "gitea_edit_pr", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "state": fakeToken})
+	audit, _ := os.ReadFile(log)
+	if !strings.Contains(string(audit), "argument validation") || strings.Contains(string(audit), fakeToken) || strings.Contains(text, fakeToken) {
+		t.Errorf("a refusal quoting the token: audit %s, result %.300s", audit, text)
+	}
+}
+
 // TestMarkedReportBounded checks that a file holding every invisible carrier
 // once (thousands of code points) still gives a result within
 // MAX_TOOL_RESPONSE_CHARS: the report names at most maxMarked code points.

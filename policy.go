@@ -682,6 +682,7 @@ func (d *decision) kind() string {
 // authenticated_username when it sets one. Self-approval and self-merge need
 // the PR author and are checked by selfActionDenied.
 func decide(p *profile, identity, tool string, op opInfo, args map[string]any, pathParams map[string]string) decision {
+	args = defaultMessage(op.ID, args, pathParams)
 	d := decision{Tool: tool, Operation: op.ID, Identity: identity, Profile: profileName(p)}
 	d.RequiredPermission, d.Reason = resolvePermission(op, args)
 	perm := d.RequiredPermission

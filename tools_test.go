@@ -19,7 +19,7 @@ const maxListBytes = 12 * 1024
 func TestDefaultToolsListSize(t *testing.T) {
 	t.Parallel()
 	for _, prof := range []string{"", "gitea-issue-manager", "gitea-author", "gitea-reviewer", "gitea-merger", "gitea-owner", "prgs-reconciler"} {
-		res, rerr := testServer(t, map[string]string{"GITEA_MCP_PROFILE": prof, "GITEA_TOKEN": "t"}).listTools(nil)
+		res, rerr := testServer(t, map[string]string{"GITEA_MCP_PROFILE": prof, "GITEA_TOKEN": fakeToken}).listTools(nil)
 		if rerr != nil {
 			t.Fatal(rerr)
 		}
@@ -171,7 +171,7 @@ func TestConfigErrors(t *testing.T) {
 // BenchmarkToolsList reports the size of the default tools/list result of
 // the broadest profile.
 func BenchmarkToolsList(b *testing.B) {
-	s := testServer(b, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": "t"})
+	s := testServer(b, map[string]string{"GITEA_MCP_PROFILE": "gitea-owner", "GITEA_TOKEN": fakeToken})
 	var n int
 	for b.Loop() {
 		res, _ := s.listTools(nil)
@@ -233,7 +233,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 // own query parameters: sudo, token or access_token would change who acts.
 func TestRawToolQuery(t *testing.T) {
 	t.Parallel()
-	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": "t", "GITEA_MCP_PROFILE": "gitea-owner"})
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": fakeToken, "GITEA_MCP_PROFILE": "gitea-owner"})
 	for _, key := range []string{"sudo", "token", "access_token", "nonsense"} {
 		res := rawRequest(t.Context(), s, nil, map[string]any{"method": "POST", "path": "/repos/a/b/pulls/1/merge",
 			"query": map[string]any{key: "bob"}, "body": map[string]any{"do": "merge"}})
@@ -354,7 +354,7 @@ func TestListingAgreesWithCheck(t *testing.T) {
 	for _, tt := range tests {
 		s := servers[tt.profile]
 		if s == nil {
-			s = testServer(t, map[string]string{"GITEA_MCP_PROFILE": tt.profile, "GITEA_MCP_CONFIG": config, "GITEA_TOKEN": "t", "GITEA_MCP_TOOLS": "all"})
+			s = testServer(t, map[string]string{"GITEA_MCP_PROFILE": tt.profile, "GITEA_MCP_CONFIG": config, "GITEA_TOKEN": fakeToken, "GITEA_MCP_TOOLS": "all"})
 			servers[tt.profile] = s
 		}
 		if op, ok := ops[tt.name]; ok {
