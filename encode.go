@@ -11,9 +11,9 @@ package main
 
 import (
 	"encoding/json"
-	"maps"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"slices"

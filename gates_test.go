@@ -760,7 +760,9 @@ func TestPushedCommitsJudged(t *testing.T) {
 	fromRef := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_ref_name": "v1"}})
 	fromBranch := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_branch_name": "dev"}})
 	fromTip := call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "x", "old_ref_name": "dev"}})
-	tip := func(f *scriptedGitea) { f.json(repoPath+"/branches/dev", map[string]any{"name": "dev", "commit": map[string]any{"id": "0"}}) }
+	tip := func(f *scriptedGitea) {
+		f.json(repoPath+"/branches/dev", map[string]any{"name": "dev", "commit": map[string]any{"id": "0"}})
+	}
 	both := func(a, b func(*scriptedGitea)) func(*scriptedGitea) { return func(f *scriptedGitea) { a(f); b(f) } }
 	rebasePR := call("repoUpdatePullRequest", map[string]any{"index": 1})
 	rebasePR["arguments"].(map[string]any)["style"] = "rebase"
