@@ -524,8 +524,11 @@ func addQuery(q url.Values, name string, v any, format string) {
 // it writes, which the file's path parameter may hold; so its effects and
 // references are judged as those of a message written out.
 func defaultMessage(id string, args map[string]any, params map[string]string) map[string]any {
+	if !slices.Contains(contentsOps, id) {
+		return args
+	}
 	body, _ := args["body"].(map[string]any)
-	if m, _ := body["message"].(string); body == nil || !slices.Contains(contentsOps, id) || strings.TrimSpace(m) != "" {
+	if m, _ := body["message"].(string); body == nil || strings.TrimSpace(m) != "" {
 		return args
 	}
 	paths := []string{params["filepath"]}

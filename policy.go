@@ -682,7 +682,6 @@ func (d *decision) kind() string {
 // authenticated_username when it sets one. Self-approval and self-merge need
 // the PR author and are checked by selfActionDenied.
 func decide(p *profile, identity, tool string, op opInfo, args map[string]any, pathParams map[string]string) decision {
-	args = defaultMessage(op.ID, args, pathParams)
 	d := decision{Tool: tool, Operation: op.ID, Identity: identity, Profile: profileName(p)}
 	d.RequiredPermission, d.Reason = resolvePermission(op, args)
 	perm := d.RequiredPermission
@@ -692,6 +691,7 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 	if !d.Allowed || p == nil {
 		return d
 	}
+	args = defaultMessage(op.ID, args, pathParams)
 	if perm != permRead && identity == "" {
 		d.Allowed, d.Reason = false, "authenticated identity unknown; verify it with gitea_whoami before mutating"
 	} else if perm != permRead && p.AuthenticatedUsername != "" && !strings.EqualFold(identity, p.AuthenticatedUsername) {
