@@ -768,6 +768,7 @@ func TestPushedCommitsJudged(t *testing.T) {
 	rebasePR["arguments"].(map[string]any)["style"] = "rebase"
 	newFile := call("repoCreateFile", map[string]any{"filepath": "a.md", "body": map[string]any{"content": "aGk=", "branch": "dev", "new_branch": "topic"}})
 	updatePR := call("repoUpdatePullRequest", map[string]any{"index": 1})
+	forced := call("repoCreateFile", map[string]any{"filepath": "a.md", "body": map[string]any{"content": "aGk=", "branch": "dev", "new_branch": "topic", "force_push": true, "message": "m"}})
 	outside := func(op string, sent ...string) liveGot {
 		return liveGot{IsError: true, Kind: "permission_denied", Perm: permMap[op], Sent: sent,
 			Reason: "the commits " + op + ` puts on a branch reference "carol/secret", outside the repositories of demo-pusher: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword`}
@@ -794,6 +795,14 @@ func TestPushedCommitsJudged(t *testing.T) {
 			liveGot{Sent: []string{"POST " + repoPath + "/branches"}}},
 		{"commit on a new branch", "demo-pusher", script(list(1, "closes carol/secret#1")), "gitea_call_operation", newFile,
 			liveGot{Sent: []string{getRepo, "POST " + repoPath + "/contents/a.md"}}},
+		{"commit forced onto an existing branch", "demo-pusher", both(script(list(1, "closes carol/secret#1")), func(f *scriptedGitea) {
+			f.json(repoPath+"/branches/topic", map[string]any{"name": "topic"})
+		}), "gitea_call_operation", forced, outside("repoCreateFile", getRepo, "GET "+repoPath+"/branches/topic", get)},
+		{"commit forced onto a new branch", "demo-pusher", script(list(1, "closes carol/secret#1")), "gitea_call_operation", forced,
+			liveGot{Sent: []string{getRepo, "GET " + repoPath + "/branches/topic", "POST " + repoPath + "/contents/a.md"}}},
+		{"commit forced, the branch unreadable", "demo-pusher", both(script(), func(f *scriptedGitea) {
+			f.on("GET", repoPath+"/branches/topic", 500, `{"message":"boom"}`)
+		}), "gitea_call_operation", forced, unread("repoCreateFile", getRepo, "GET "+repoPath+"/branches/topic")},
 		{"pull request updated", "demo-pusher", script(), "gitea_call_operation", updatePR,
 			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "POST " + prPath + "/update"}}},
 		{"pull request updated, the comparison short of its count", "demo-pusher", func(f *scriptedGitea) {
