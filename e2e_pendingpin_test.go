@@ -19,15 +19,9 @@ import (
 // does (TestE2EPinsEveryDoor), and a pending review needs no commit_id. The
 // control, straight to Gitea, is that submit.
 func TestE2ESubmitApprovalRefused(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "submitpin", false)
+	g, repo, s, pr, c1 := reviewedPR(t, "submitpin")
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	var c1, c2 struct{ Commit struct{ SHA string } }
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "reviewed",
-		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": "cmV2aWV3ZWQK"}}}, http.StatusCreated, &c1)
-	var pr struct{ Number int }
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "reviewed change"}, http.StatusCreated, &pr)
+	var c2 struct{ Commit struct{ SHA string } }
 	prPath := fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number)
 	reviewer := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-reviewer", "GITEA_MCP_TOOLS=repoCreatePullReview,repoSubmitPullReview")
 	args := func(kv ...any) map[string]any {
@@ -45,8 +39,7 @@ func TestE2ESubmitApprovalRefused(t *testing.T) {
 		t.Fatalf("a pending review started without commit_id, at c1 %s: %v", c1.Commit.SHA, res)
 	}
 	fmt.Sscan(str(get(res, "data.id")), &mine.ID)
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
-		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
+	c2.Commit.SHA = pushAfterReview(s, repo)
 	s.call("bob", "POST", prPath+"/reviews", map[string]any{"event": "PENDING", "body": "note to self"}, http.StatusOK, &bobs)
 	if s.err != nil || bobs.CommitID != c2.Commit.SHA {
 		t.Fatalf("bob's pending review at c2 %s: %+v %v", c2.Commit.SHA, bobs, s.err)

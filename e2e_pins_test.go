@@ -8,6 +8,26 @@ import (
 	"time"
 )
 
+// reviewedPR makes a scratch repository and bob's pull request of one
+// commit (c1) on topic, and returns them with a setup client.
+func reviewedPR(t *testing.T, prefix string) (g *giteaInstance, repo string, s *giteaSetup, pr struct{ Number int }, c1 struct{ Commit struct{ SHA string } }) {
+	g = needGitea(t)
+	repo, _ = scratchRepo(t, g, prefix, false)
+	s = &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "reviewed",
+		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": "cmV2aWV3ZWQK"}}}, http.StatusCreated, &c1)
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "reviewed change"}, http.StatusCreated, &pr)
+	return g, repo, s, pr, c1
+}
+
+// pushAfterReview pushes bob's second commit to topic and returns its SHA.
+func pushAfterReview(s *giteaSetup, repo string) string {
+	var c2 struct{ Commit struct{ SHA string } }
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
+		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
+	return c2.Commit.SHA
+}
+
 // TestE2EPinsEveryDoor: found by review. The workflow tools pinned an
 // approval and a merge to the head reviewed, but through gitea_call_operation
 // and gitea_api_request a reviewer approved, and a merger merged, whatever
@@ -20,15 +40,9 @@ import (
 // the old head is approved at the new one when submitted, and a merge naming
 // the old head is refused (so head_commit_id pins it).
 func TestE2EPinsEveryDoor(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "pins", false)
+	g, repo, s, pr, c1 := reviewedPR(t, "pins")
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	var c1, c2 struct{ Commit struct{ SHA string } }
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "reviewed",
-		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": "cmV2aWV3ZWQK"}}}, http.StatusCreated, &c1)
-	var pr struct{ Number int }
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "reviewed change"}, http.StatusCreated, &pr)
+	var c2 struct{ Commit struct{ SHA string } }
 	prPath := fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number)
 	type review struct {
 		ID       int64
@@ -41,8 +55,7 @@ func TestE2EPinsEveryDoor(t *testing.T) {
 	var pending, control review
 	s.call("carol", "POST", prPath+"/reviews", map[string]any{"event": "PENDING", "commit_id": c1.Commit.SHA, "body": "reading"}, http.StatusOK, &pending)
 	s.call("alice", "POST", prPath+"/reviews", map[string]any{"event": "PENDING", "commit_id": c1.Commit.SHA, "body": "reading"}, http.StatusOK, &control)
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "after the review",
-		"files": []map[string]string{{"operation": "create", "path": "b.txt", "content": "bGF0ZXIK"}}}, http.StatusCreated, &c2)
+	c2.Commit.SHA = pushAfterReview(s, repo)
 	s.call("alice", "POST", fmt.Sprintf("%s/reviews/%d", prPath, control.ID), map[string]any{"event": "APPROVED"}, http.StatusOK, &control)
 	if s.err != nil {
 		t.Fatal(s.err)

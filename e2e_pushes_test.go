@@ -11,6 +11,19 @@ import (
 	"time"
 )
 
+// pushesSetup makes a repository of alice's with bob and carol as writers, a
+// private one of hers with an issue far that bob cannot read (his pushes
+// record nothing there), and returns them with a setup client.
+func pushesSetup(t *testing.T, prefix string) (g *giteaInstance, repo, secret string, far struct{ Number int }, s *giteaSetup) {
+	g = needGitea(t)
+	repo, _ = scratchRepo(t, g, prefix, false)
+	secret, _ = scratchRepo(t, g, prefix+"secret", true)
+	s = &giteaSetup{g: g}
+	g.api("alice", "DELETE", "/repos/"+secret+"/collaborators/bob", nil)
+	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "far"}, http.StatusCreated, &far)
+	return g, repo, secret, far, s
+}
+
 // TestE2EPushedCommitsOutside: found by review. Gitea reads the messages of
 // every commit a push puts on a branch for issue references, as the pusher:
 // it writes a reference into each issue named, and closes it after a closing
@@ -24,14 +37,8 @@ import (
 // request's head updated from its base, a fork synced. The control,
 // straight to Gitea, is the same branch move.
 func TestE2EPushedCommitsOutside(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "pushes", false)
-	secret, _ := scratchRepo(t, g, "pushsecret", true)
+	g, repo, secret, far, s := pushesSetup(t, "pushes")
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	g.api("alice", "DELETE", "/repos/"+secret+"/collaborators/bob", nil) // bob cannot read it: his push records nothing there
-	var far struct{ Number int }
-	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "far"}, http.StatusCreated, &far)
 	var side, bad struct{ Commit struct{ SHA string } }
 	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "side", "message": "side work", "files": fileOps("side.txt")}, http.StatusCreated, &side)
 	var pr struct{ Number int }
@@ -147,14 +154,8 @@ func TestE2EPushedCommitsOutside(t *testing.T) {
 // commit of another's still go through: a branch from a branch's tip named
 // as a ref, a pull request updated by merge whose own commits name the issue.
 func TestE2EGiteaWrittenMessages(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "written", false)
-	secret, _ := scratchRepo(t, g, "writtensecret", true)
+	g, repo, secret, far, s := pushesSetup(t, "written")
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	g.api("alice", "DELETE", "/repos/"+secret+"/collaborators/bob", nil)
-	var far struct{ Number int }
-	s.call("alice", "POST", "/repos/"+secret+"/issues", map[string]any{"title": "far"}, http.StatusCreated, &far)
 	ref := fmt.Sprintf("%s#%d", secret, far.Number)
 	var bob struct{ Email string }
 	s.call("bob", "GET", "/user", nil, http.StatusOK, &bob)

@@ -604,12 +604,8 @@ func texts(commits []pushed) []any {
 // rawText reads the file at path on ref of repository repo: "" for none (a
 // 404), false when Gitea does not say.
 func (x *executor) rawText(ctx context.Context, repo map[string]string, path, ref string) (string, bool) {
-	op, ok := x.cat.byID["repoGetRawFile"]
+	op, p, ok := x.route("repoGetRawFile", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "filepath": path})
 	if !ok {
-		return "", false
-	}
-	p, err := x.routes().expand(op.routeSpec(), map[string]string{"owner": repo["owner"], "repo": repo["repo"], "filepath": path})
-	if err != nil {
 		return "", false
 	}
 	ex, err := x.send(ctx, op, p, url.Values{"ref": {ref}}, nil)
@@ -624,12 +620,8 @@ func (x *executor) rawText(ctx context.Context, repo map[string]string, path, re
 // comparison's commits, all of them, or a repository's latest ten. It
 // reports whether Gitea answered with all it counted.
 func (x *executor) listCommits(ctx context.Context, opID string, params map[string]string, kv ...string) ([]pushed, bool) {
-	op, ok := x.cat.byID[opID]
+	op, p, ok := x.route(opID, params)
 	if !ok {
-		return nil, false
-	}
-	p, err := x.routes().expand(op.routeSpec(), params)
-	if err != nil {
 		return nil, false
 	}
 	q := url.Values{"limit": {"10"}, "stat": {"false"}, "files": {"false"}, "verification": {"false"}}
@@ -659,12 +651,8 @@ func (x *executor) listCommits(ctx context.Context, opID string, params map[stri
 // when it is merged; or a repository's, of a ref and not of another), page
 // by page. It reports whether Gitea answered with all it counted.
 func (x *executor) commitMessages(ctx context.Context, opID string, params map[string]string, q url.Values) ([]any, bool) {
-	op, ok := x.cat.byID[opID]
+	op, p, ok := x.route(opID, params)
 	if !ok {
-		return nil, false
-	}
-	p, err := x.routes().expand(op.routeSpec(), params)
-	if err != nil {
 		return nil, false
 	}
 	var all []pushed
@@ -689,6 +677,16 @@ func (x *executor) commitMessages(ctx context.Context, opID string, params map[s
 	return nil, false
 }
 
+// route returns operation opID and its path with params, for a policy read.
+func (x *executor) route(opID string, params map[string]string) (*operation, string, bool) {
+	op, ok := x.cat.byID[opID]
+	if !ok {
+		return nil, "", false
+	}
+	p, err := x.routes().expand(op.routeSpec(), params)
+	return op, p, err == nil
+}
+
 // live reads the current state of an object from Gitea for a policy check,
 // with the path parameters of the call being checked. It reports success.
 func (x *executor) live(ctx context.Context, opID string, params map[string]string, v any) bool {
@@ -698,12 +696,8 @@ func (x *executor) live(ctx context.Context, opID string, params map[string]stri
 // get reads an object as live does and returns Gitea's status: 0 when it
 // cannot tell (nothing sent, no answer, or one v cannot hold).
 func (x *executor) get(ctx context.Context, opID string, params map[string]string, v any) int {
-	op, ok := x.cat.byID[opID]
+	op, p, ok := x.route(opID, params)
 	if !ok {
-		return 0
-	}
-	p, err := x.routes().expand(op.routeSpec(), params)
-	if err != nil {
 		return 0
 	}
 	ex, err := x.send(ctx, op, p, nil, nil)

@@ -672,11 +672,8 @@ func TestMergeCommitMessages(t *testing.T) {
 			t.Parallel()
 			f := newScriptedGitea(t).user("carol").json(prPath, fakePR("bob", "open", headSHA, true)).
 				answer("GET", commits, tc.pages...).on("POST", prPath+"/merge", 200)
-			s := f.server(t, "GITEA_MCP_PROFILE", "demo-merger", "GITEA_MCP_CONFIG", config)
-			out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
-				"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": false}}})
-			reason := str0(get(out, "error.permission_report.reason"))
-			if merged := f.count("POST", prPath+"/merge") == 1; merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
+			out, reason, merged := demoMerge(t, f, config, "merge")
+			if merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
 				t.Errorf("merged %v, reason %q; want %q: %v", merged, reason, tc.reason, out)
 			}
 			if n := f.count("GET", commits); n != tc.reads {
@@ -684,6 +681,18 @@ func TestMergeCommitMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// demoMerge merges pull request 1 of alice/demo, pinned to headSHA and
+// keeping its head branch, with style do under the profile demo-merger of
+// config on f; it returns the result, its refusal's reason and whether the
+// merge was sent.
+func demoMerge(t *testing.T, f *scriptedGitea, config, do string) (map[string]any, string, bool) {
+	t.Helper()
+	s := f.server(t, "GITEA_MCP_PROFILE", "demo-merger", "GITEA_MCP_CONFIG", config)
+	out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
+		"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": do, "head_commit_id": headSHA, "delete_branch_after_merge": false}}})
+	return out, str0(get(out, "error.permission_report.reason")), f.count("POST", prPath+"/merge") == 1
 }
 
 // TestMergeKeepsHeadBranch: gitea_merge_pr keeps the head branch unless the
@@ -897,11 +906,8 @@ func TestMergeWrittenMessage(t *testing.T) {
 				json(prPath, map[string]any{"number": 1, "user": map[string]any{"login": "bob"}, "base": map[string]any{"ref": "main"},
 					"head": map[string]any{"sha": headSHA, "ref": tc.head, "repo": map[string]any{"full_name": "alice/demo", "default_branch": "main"}}}).
 				answer("GET", prPath+"/commits", fakeWith(200, string(commits), "X-Total-Count", "1")).answer("GET", template, tc.template).on("POST", prPath+"/merge", 200)
-			s := f.server(t, "GITEA_MCP_PROFILE", "demo-merger", "GITEA_MCP_CONFIG", config)
-			out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest",
-				"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"do": "squash", "head_commit_id": headSHA, "delete_branch_after_merge": false}}})
-			reason := str0(get(out, "error.permission_report.reason"))
-			if merged := f.count("POST", prPath+"/merge") == 1; merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
+			out, reason, merged := demoMerge(t, f, config, "squash")
+			if merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
 				t.Errorf("merged %v, reason %q; want %q: %v", merged, reason, tc.reason, out)
 			}
 			for _, r := range f.requests() {
