@@ -392,7 +392,7 @@ func (a *auditLog) close() error {
 // later mutations then stop (infra_stop).
 func (x *executor) audited(ctx context.Context, e auditEntry) {
 	_, c := x.active(ctx)
-	red := newRedactor(append([]string{c.token}, x.cfg.secrets...)...) // a reason or path may quote a secret
+	red := x.redactor(c) // a reason or path may quote a secret
 	e.Reason, _, _ = scrubString(e.Reason, red, x.cfg.secretMode != modeOff)
 	e.Path, _, _ = scrubString(e.Path, red, x.cfg.secretMode != modeOff)
 	c.mu.Lock()

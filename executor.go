@@ -156,8 +156,13 @@ func (x *executor) stamp(ctx context.Context, tool string, env *envelope) {
 		env.Identity = c.identity()
 	}
 	if env.Error != nil { // an argument's error may quote it, a secret the caller gave included
-		env.Error.Message = newRedactor(append([]string{c.token}, x.cfg.secrets...)...).redact(env.Error.Message)
+		env.Error.Message = x.redactor(c).redact(env.Error.Message)
 	}
+}
+
+// redactor redacts caller c's token, the server's secrets and more.
+func (x *executor) redactor(c *caller, more ...string) *redactor {
+	return newRedactor(append(append([]string{c.token}, x.cfg.secrets...), more...)...)
 }
 
 // complete stamps env, names the operation (if known) in it, and logs the
@@ -201,7 +206,7 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	if c.token == "" {
 		return fail("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
 	}
-	red := newRedactor(append(append([]string{c.token}, x.cfg.secrets...), bodySecrets(op.ID, body)...)...)
+	red := x.redactor(c, bodySecrets(op.ID, body)...)
 	args := r.args
 	if _, named := args["body"]; !named && schemaKind(body) == "object" {
 		// A body parameter of another name (repository, content, ...): the
@@ -508,8 +513,8 @@ func trimFold(s, suffix string) string {
 	return s
 }
 
-// maxCommitPages bounds the pages of a pull request's commits commitMessages
-// reads (of 50, Gitea's default maximum): a merge of more is refused.
+// maxCommitPages bounds the pages of commits commitMessages reads (of 50,
+// Gitea's default maximum): a write pushing more is refused.
 const maxCommitPages = 20
 
 // pushedMessages reads the texts Gitea reads for issue references in the

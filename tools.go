@@ -580,7 +580,7 @@ func workflowTools() []*tool {
 			schema:      obj([]string{"index", "body"}, map[string]*Schema{"index": num, "body": str("comment text")})},
 		{name: "gitea_review_pr", perm: "gitea.pr.review", ops: []string{"repoCreatePullReview"}, run: reviewPR,
 			description: "Review a pull request: APPROVED, REQUEST_CHANGES, COMMENT, or PENDING to start a review.",
-			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED and PENDING"),
+			schema: obj([]string{"index", "event"}, map[string]*Schema{"index": num, "body": str("review text"), "commit_id": str("head commit reviewed; required with APPROVED"),
 				"event": {Type: "string", Enum: []any{"APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING"}}})},
 		{name: "gitea_submit_pr_review", perm: "gitea.pr.review", ops: []string{"repoSubmitPullReview", "repoCreatePullReview"}, run: submitPRReview,
 			description: "Submit your pending review with its verdict.",
