@@ -154,6 +154,28 @@ func TestGiteaFaults(t *testing.T) {
 	}
 }
 
+// rawListener listens on a loopback port for the test's length, runs serve
+// on each connection and closes it; it returns the listener.
+func rawListener(t *testing.T, serve func(net.Conn)) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			serve(conn)
+			conn.Close()
+		}
+	}()
+	return ln
+}
+
 // TestNetworkFaults covers faults below HTTP: a refused connection, a name
 // that does not resolve, and TLS failures; and GITEA_CA_FILE.
 func TestNetworkFaults(t *testing.T) {
@@ -161,21 +183,7 @@ func TestNetworkFaults(t *testing.T) {
 	refused := "http://" + refusedAddr(t, 0)
 	tlsGitea := newScriptedGiteaTLS(t).user("alice").json("/repos/alice/demo", map[string]any{"full_name": "alice/demo"})
 	plain := newScriptedGitea(t)
-	ssh, err := net.Listen("tcp", "127.0.0.1:0") // speaks neither TLS nor HTTP
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ssh.Close() })
-	go func() {
-		for {
-			conn, err := ssh.Accept()
-			if err != nil {
-				return
-			}
-			conn.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
-			conn.Close()
-		}
-	}()
+	ssh := rawListener(t, func(conn net.Conn) { conn.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n")) }) // speaks neither TLS nor HTTP
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsGitea.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)

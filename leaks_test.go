@@ -106,22 +106,10 @@ func TestRefusalReasonsScrubbed(t *testing.T) {
 // without Gitea's address or the server's (net.OpError's words name both).
 func TestFaultNamesNoAddress(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Read(make([]byte, 4096))
-			c.(*net.TCPConn).SetLinger(0) // closed with a reset
-			c.Close()
-		}
-	}()
+	ln := rawListener(t, func(c net.Conn) {
+		c.Read(make([]byte, 4096))
+		c.(*net.TCPConn).SetLinger(0) // closed with a reset
+	})
 	s := testServer(t, map[string]string{"GITEA_URL": "http://" + ln.Addr().String(), "GITEA_TOKEN": fakeToken})
 	text := callText(t, s, "gitea_call_operation", map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": "alice", "repo": "demo"}})
 	if !strings.Contains(text, "network_error") || strings.Contains(text, "127.0.0.1:") {
