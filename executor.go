@@ -299,22 +299,31 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 				d.Reason = fmt.Sprintf("the review is %q's, not yours: deleting it undoes it as dismissing does; %s", review.User.Login, d.Reason)
 			}
 		}
-	case op.ID == "issueEditIssue" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
+	case op.ID == "issueEditIssue" || op.ID == "issueDelete" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
 		// An issue number may be a pull request's: editing one through the
 		// issue API (its fields, deadline, lock, pin, ...) needs what editing
-		// the pull request needs.
+		// the pull request needs, closing it (and with another field,
+		// editing it too) what closing it needs; deleting it erases its
+		// reviews, which is repository administration.
 		var issue struct {
 			PullRequest any `json:"pull_request"`
 		}
 		if !x.live(ctx, "issueGetIssue", params, &issue) {
-			d.Allowed, d.Reason = false, "cannot read the issue to tell whether it is a pull request; refusing to edit it"
+			d.Allowed, d.Reason = false, "cannot read the issue to tell whether it is a pull request; refusing to write to it"
 		} else if issue.PullRequest != nil {
-			if d.RequiredPermission == "gitea.issue.close" {
+			closing := d.RequiredPermission == "gitea.issue.close"
+			switch {
+			case op.ID == "issueDelete":
+				d.RequiredPermission = "gitea.repo.admin"
+			case closing:
 				d.RequiredPermission = "gitea.pr.close"
-			} else {
+			default:
 				d.RequiredPermission = "gitea.pr.create"
 			}
-			d.Allowed, d.Reason = permitted(prof, d.RequiredPermission)
+			if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); d.Allowed && closing && editsBesideClose(args) {
+				d.RequiredPermission = "gitea.pr.create"
+				d.Allowed, d.Reason = permitted(prof, d.RequiredPermission)
+			}
 		}
 	}
 	if d.Allowed {

@@ -305,12 +305,58 @@ func TestLiveChecks(t *testing.T) {
 			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
 		{"edit with the issue unreadable", "gitea-issue-manager", func(f *scriptedGitea) { f.user("bob").on("GET", issuePath, 500, `{"message":"boom"}`) },
 			"gitea_call_operation", closeIssue,
-			denied("gitea.issue.close", "cannot read the issue to tell whether it is a pull request; refusing to edit it", getIssue)},
+			denied("gitea.issue.close", "cannot read the issue to tell whether it is a pull request; refusing to write to it", getIssue)},
+		{"close and retitle a pull request", "prgs-reconciler", pr("alice"), "gitea_edit_pr", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "state": "closed", "title": "t"},
+			denied("gitea.pr.create", "repoEditPullRequest: state: closed with another field edits the pull request as well: Gitea applies every field before it closes it, and keeps them when the close fails; "+
+				reasonOf(t, "prgs-reconciler", "gitea.pr.create"))},
 		{"mutation without a profile reads nothing", "", pr("alice"), "gitea_call_operation", merge,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: permMerge, Reason: "no active profile; gitea.pr.merge needs one (set GITEA_MCP_PROFILE)", NoWho: true}},
 		{"read without a profile", "", pr("alice"), "gitea_call_operation", map[string]any{"operation": "repoGetPullRequest",
 			"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1}}, liveGot{Sent: []string{getPR}}},
 	})
+}
+
+// TestLiveIssueIsPR: an issue number that is a pull request's, written to
+// through the issue API, needs what the pull request needs: closing it
+// gitea.pr.close, and with another field gitea.pr.create too; deleting it
+// gitea.repo.admin.
+func TestLiveIssueIsPR(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "closer",
+		"allowed_operations": ["gitea.read", "gitea.issue.close", "gitea.issue.edit", "gitea.issue.delete", "gitea.pr.close"]}]}`), 0o600)
+	issue := func(isPR bool) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			v := map[string]any{"number": 1, "state": "open"}
+			if isPR {
+				v["pull_request"] = map[string]any{"merged": false}
+			}
+			f.user("bob").json(issuePath, v).on("PATCH", issuePath, 201, `{"number":1}`).on("DELETE", issuePath, 204)
+		}
+	}
+	call := func(op string, body map[string]any) map[string]any {
+		args := map[string]any{"owner": "alice", "repo": "demo", "index": 1}
+		if body != nil {
+			args["body"] = body
+		}
+		return map[string]any{"operation": op, "arguments": args}
+	}
+	closeRetitle := call("issueEditIssue", map[string]any{"state": "closed", "title": "t"})
+	_, noCreate := (&profile{Name: "closer"}).allows("gitea.pr.create")
+	_, noAdmin := (&profile{Name: "closer"}).allows("gitea.repo.admin")
+	const getIssue = "GET " + issuePath
+	runLiveCases(t, []liveCase{
+		{"close a pull request", "closer", issue(true), "gitea_call_operation", call("issueEditIssue", map[string]any{"state": "closed"}),
+			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
+		{"close and retitle a pull request", "closer", issue(true), "gitea_call_operation", closeRetitle,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Reason: noCreate, Sent: []string{getIssue}}},
+		{"close and retitle an issue", "closer", issue(false), "gitea_call_operation", closeRetitle,
+			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
+		{"delete a pull request", "closer", issue(true), "gitea_call_operation", call("issueDelete", nil),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Reason: noAdmin, Sent: []string{getIssue}}},
+		{"delete an issue", "closer", issue(false), "gitea_call_operation", call("issueDelete", nil),
+			liveGot{Sent: []string{getIssue, "DELETE " + issuePath}}},
+	}, "GITEA_MCP_CONFIG", config)
 }
 
 // TestMergeUpstreamReadsRepoOnce: repoMergeUpstream under repositories reads

@@ -204,8 +204,8 @@ func bodyField(args map[string]any, name string) (value string, ok bool) {
 }
 
 // effectRule names a request body field whose value widens what a write does:
-// when the operation is one of ids and match holds for the field's value, the
-// call also needs perm. Fields of the mutating operations' body schemas that
+// when the operation is one of ids and match holds for the field's value (for
+// field "", for the arguments whole), the call also needs perm. Fields of the mutating operations' body schemas that
 // need no rule, and why:
 //   - the operation already needs the strongest canonical operation of its
 //     area: every field of repoEdit (private, archived, default_branch, merge
@@ -255,6 +255,23 @@ func nonEmpty(v any) bool { s, ok := v.(string); return ok && s != "" }
 
 func namesIssue(v any) bool { s, ok := v.(string); return ok && issueRef.MatchString(s) }
 
+// editsBesideClose matches arguments that close (state "closed", as bodyField
+// reads it) and set another body field: Gitea applies every field before it
+// changes the state, and keeps them when the close fails.
+func editsBesideClose(v any) bool {
+	args, _ := v.(map[string]any)
+	body, _ := args["body"].(map[string]any)
+	if state, _ := bodyField(args, "state"); state != "closed" {
+		return false
+	}
+	for k := range body {
+		if k != "state" {
+			return true
+		}
+	}
+	return false
+}
+
 // issueRef finds an issue or pull request reference in text.
 var issueRef = regexp.MustCompile(`[#!][0-9]|/(issues|pulls)/\+?[0-9]`)
 
@@ -263,6 +280,14 @@ var contentsOps = []string{"repoCreateFile", "repoUpdateFile", "repoDeleteFile",
 
 // effectRules are checked by decide once the operation's own permission is granted.
 var effectRules = []effectRule{
+	{ids: []string{"repoEditPullRequest"}, match: editsBesideClose, perm: "gitea.pr.create",
+		why: "state: closed with another field edits the pull request as well: Gitea applies every field before it closes it, and keeps them when the close fails",
+		examples: []effectExample{{map[string]any{"body": map[string]any{"state": "closed", "title": "t"}}, true},
+			{map[string]any{"body": map[string]any{"state": "closed", "assignees": nil}}, true}, {map[string]any{"body": map[string]any{"state": "closed"}}, false}}},
+	{ids: []string{"issueEditIssue"}, match: editsBesideClose, perm: "gitea.issue.edit",
+		why: "state: closed with another field edits the issue as well: Gitea applies every field before it closes it, and keeps them when the close fails",
+		examples: []effectExample{{map[string]any{"body": map[string]any{"state": "closed", "due_date": "2030-01-01T00:00:00Z"}}, true},
+			{map[string]any{"body": map[string]any{"state": "closed"}}, false}}},
 	{ids: []string{"repoMergePullRequest"}, field: "force_merge", match: isTrue, perm: "gitea.pr.force_merge",
 		why: "force_merge: true merges past branch protection (required approvals and status checks)",
 		examples: []effectExample{{map[string]any{"do": "merge", "force_merge": true}, true},
@@ -338,6 +363,9 @@ func byID[T any](rows []T, ids func(*T) []string) func() map[string][]*T {
 func (r *effectRule) matches(id string, args map[string]any) bool {
 	if !slices.Contains(r.ids, id) {
 		return false
+	}
+	if r.field == "" {
+		return r.match(args)
 	}
 	body, _ := args["body"].(map[string]any)
 	v, inBody := body[r.field]
