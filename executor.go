@@ -74,8 +74,9 @@ type caller struct {
 // account is a Gitea user as the policy compares them: by id, which a rename
 // does not change, and by login where Gitea gave no id.
 type account struct {
-	Login string `json:"login"`
-	ID    int64  `json:"id"`
+	Login    string `json:"login"`
+	ID       int64  `json:"id"`
+	FullName string `json:"full_name"` // Gitea writes it into commit messages (sign-offs, trailers)
 }
 
 // callerKey carries a per-request caller (OAuth) in a request's context.
@@ -452,6 +453,13 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			def = r.DefaultBranch
 		}
 		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream, def)
+		if body, _ := args["body"].(map[string]any); slices.Contains(contentsOps, op.ID) && body["signoff"] == true {
+			// Gitea signs the message off with the committer's name: the
+			// caller's full name where the body names no committer.
+			var me account
+			ok = ok && x.live(ctx, "userGetCurrent", nil, &me)
+			msgs = append(msgs, me.FullName)
+		}
 		if !ok {
 			return "", fmt.Sprintf("cannot read from Gitea the messages of the commits %s puts on a branch, which may reference issues outside the repositories of %s; refusing", op.ID, p.Name)
 		}
@@ -532,8 +540,10 @@ const maxCommitPages = 20
 // for the merge commit when the call gives none (from the branch names, and
 // the repository's template for the style, read on the default branch def,
 // which a rebase amends its last commit with) and their authors' names, which
-// a squash writes as trailers; those a branch moved to a commit gains (the
-// commit resolved as the update resolves it); those a fork takes from its
+// a squash writes as trailers, with the pull request's author's (and its
+// approvers', where the template writes ReviewedBy); those a branch moved
+// to a commit gains (the commit resolved as the update resolves it); those
+// a fork takes from its
 // parent (upstream, the comparison with the branch Gitea syncs from); those
 // a pull request's head takes from its base, with the merge commit's message
 // from the branch names, and its own, which a rebase pushes again; for a
@@ -551,7 +561,12 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 	case op.ID == "repoMergePullRequest":
 		own, ok := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
 		tpl, ok2 := x.rawText(ctx, repo, ".gitea/default_merge_message/"+strings.ToUpper(cmp.Or(field("do"), "merge"))+"_TEMPLATE.md", def)
-		return append(append(own, names...), tpl), ok && ok2
+		msgs := append(append(own, names...), tpl, pr.User.FullName) // a squash's Co-authored-by trailer names the author
+		if strings.Contains(tpl, "ReviewedBy") {                     // the template's Reviewed-by lines name the approvers
+			reviews, ok3 := x.commitMessages(ctx, "repoListPullReviews", params, nil)
+			msgs, ok2 = append(msgs, reviews...), ok2 && ok3
+		}
+		return msgs, ok && ok2
 	case op.ID == "repoUpdateBranch":
 		return x.commitMessages(ctx, "repoGetAllCommits", repo, url.Values{"sha": {field("new_commit_id")}, "not": {"refs/heads/" + params["branch"]}})
 	case op.ID == "repoMergeUpstream":
@@ -595,7 +610,8 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 
 // pushed is what the policy reads of a commit Gitea pushes: its SHA, its
 // message, and its author's and committer's names, which a squash merge
-// writes into its message as trailers.
+// writes into its message as trailers; or of a review, its reviewer's full
+// name, which a merge template's Reviewed-by lines write.
 type pushed struct {
 	SHA    string `json:"sha"`
 	Commit struct {
@@ -604,13 +620,14 @@ type pushed struct {
 			Name string `json:"name"`
 		}
 	} `json:"commit"`
+	User account `json:"user"`
 }
 
-// texts returns the texts of commits that Gitea reads for references.
+// texts returns the texts of commits (or reviews) that Gitea reads for references.
 func texts(commits []pushed) []any {
 	var out []any
 	for _, c := range commits {
-		out = append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name)
+		out = append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name, c.User.FullName)
 	}
 	return out
 }
@@ -662,8 +679,8 @@ func (x *executor) listCommits(ctx context.Context, opID string, params map[stri
 
 // commitMessages reads the texts (pushed) of every commit operation opID
 // lists for params and query q (a pull request's, which land on its base
-// when it is merged; or a repository's, of a ref and not of another), page
-// by page. It reports whether Gitea answered with all it counted.
+// when it is merged; or a repository's, of a ref and not of another), or of
+// every review of a pull request, page by page. It reports whether Gitea answered with all it counted.
 func (x *executor) commitMessages(ctx context.Context, opID string, params map[string]string, q url.Values) ([]any, bool) {
 	op, p, ok := x.route(opID, params)
 	if !ok {

@@ -359,6 +359,42 @@ func TestLiveIssueIsPR(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
+// TestSignoffName: under repositories, a contents write with signoff is
+// judged by the Signed-off-by line Gitea appends, which names the caller's
+// full name, read live, where the body names no committer.
+func TestSignoffName(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-author", "repositories": ["alice/demo"],
+		"allowed_operations": ["gitea.read", "gitea.repo.commit", "gitea.branch.create"]}]}`), 0o600)
+	write := func(kv ...any) map[string]any {
+		return map[string]any{"operation": "repoCreateFile", "arguments": map[string]any{"owner": "alice", "repo": "demo", "filepath": "a.md",
+			"body": with(map[string]any{"content": "aGk=", "new_branch": "topic"}, kv...)}}
+	}
+	me := func(name string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.json("/user", map[string]any{"login": "bob", "full_name": name}).json(repoPath, map[string]any{"default_branch": "main"}).
+				on("POST", repoPath+"/contents/a.md", 201, `{}`)
+		}
+	}
+	const getRepo, post = "GET " + repoPath, "POST " + repoPath + "/contents/a.md"
+	runLiveCases(t, []liveCase{
+		{"signed off by a clean name", "demo-author", me("Bob"), "gitea_call_operation", write("signoff", true),
+			liveGot{Sent: []string{getRepo, post}}},
+		{"signed off by a name naming another repository's issue", "demo-author", me("Bob fixes bob/secret#1"), "gitea_call_operation", write("signoff", true),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.commit",
+				Reason: `the commits repoCreateFile puts on a branch reference "bob/secret", outside the repositories of demo-author: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword`}},
+		{"no sign-off", "demo-author", me("Bob fixes bob/secret#1"), "gitea_call_operation", write(),
+			liveGot{Sent: []string{getRepo, post}}},
+		{"signed off, the name unreadable", "demo-author", func(f *scriptedGitea) {
+			me("Bob")(f)
+			f.answer("GET", "/user", fakeWith(200, `{"login":"bob"}`), fakeWith(500, `{"message":"boom"}`))
+		}, "gitea_call_operation", write("signoff", true),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.commit",
+				Reason: "cannot read from Gitea the messages of the commits repoCreateFile puts on a branch, which may reference issues outside the repositories of demo-author; refusing"}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
 // TestMergeUpstreamReadsRepoOnce: repoMergeUpstream under repositories reads
 // the fork once (GET /repos/{owner}/{repo}) for both what it forks and its
 // default branch, whichever check refuses or none does.
@@ -925,33 +961,46 @@ func TestMigrationSourceJudged(t *testing.T) {
 // TestMergeWrittenMessage: under repositories, a merge is judged by the
 // messages Gitea writes for it too: the default message names the head
 // branch, the repository's template for the style on the default branch
-// replaces it (a rebase amends its last commit with it), and a squash adds
-// the commits' authors' names as trailers.
+// replaces it (a rebase amends its last commit with it), a squash adds the
+// commits' authors' names and the pull request author's full name as
+// trailers, and a template's ReviewedBy the reviewers' full names.
 func TestMergeWrittenMessage(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-merger", "allowed_operations": ["gitea.read", "gitea.pr.merge"], "repositories": ["alice/demo"]}]}`), 0o600)
 	const template = repoPath + "/raw/.gitea/default_merge_message/SQUASH_TEMPLATE.md"
 	outside := `the commits repoMergePullRequest puts on a branch reference "bob/secret"`
+	const reviewedBy = "${PullRequestTitle} ${ReviewedBy}"
+	unreadable := "cannot read from Gitea the messages of the commits repoMergePullRequest puts on a branch"
 	for _, tc := range []struct {
-		name, head, author string
-		template           fakeAnswer
-		reason             string // "" for merged
+		name, head, author, poster string
+		template                   fakeAnswer
+		reviews                    fakeAnswer // read only for a template's ReviewedBy
+		reason                     string     // "" for merged
 	}{
-		{"clean", "topic", "bob", fakeWith(404, `{"message":"not found"}`), ""},
-		{"a template", "topic", "bob", fakeWith(200, "Fixes bob/secret#3\n${PullRequestTitle}", "Content-Type", "text/plain"), outside},
-		{"a template unreadable", "topic", "bob", fakeWith(500, `{"message":"boom"}`), "cannot read from Gitea the messages of the commits repoMergePullRequest puts on a branch"},
-		{"the head branch", "bob/secret#3", "bob", fakeWith(404, `{"message":"not found"}`), outside},
-		{"an author", "topic", "Fixes bob/secret#3", fakeWith(404, `{"message":"not found"}`), outside},
+		{"clean", "topic", "bob", "Bob", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, ""},
+		{"a template", "topic", "bob", "Bob", fakeWith(200, "Fixes bob/secret#3\n${PullRequestTitle}", "Content-Type", "text/plain"), fakeAnswer{}, outside},
+		{"a template unreadable", "topic", "bob", "Bob", fakeWith(500, `{"message":"boom"}`), fakeAnswer{}, unreadable},
+		{"the head branch", "bob/secret#3", "bob", "Bob", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, outside},
+		{"an author", "topic", "Fixes bob/secret#3", "Bob", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, outside},
+		{"the pull request's author", "topic", "bob", "Fixes bob/secret#3", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, outside},
+		{"the reviewers", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"),
+			fakeWith(200, `[{"id":7,"user":{"login":"carol","full_name":"Carol"}},{"id":8,"user":{"login":"dave","full_name":"Fixes bob/secret#3"}}]`, "X-Total-Count", "2"), outside},
+		{"the reviewers clean", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"),
+			fakeWith(200, `[{"id":7,"user":{"login":"carol","full_name":"Carol"}}]`, "X-Total-Count", "1"), ""},
+		{"the reviewers unreadable", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"), fakeWith(500, `{"message":"boom"}`), unreadable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			commits, _ := json.Marshal([]any{map[string]any{"sha": headSHA, "commit": map[string]any{"message": "clean",
 				"author": map[string]any{"name": tc.author}, "committer": map[string]any{"name": "bob"}}}})
 			f := newScriptedGitea(t).user("carol").json(repoPath, map[string]any{"default_branch": "main"}).
-				json(prPath, map[string]any{"number": 1, "user": map[string]any{"login": "bob"}, "base": map[string]any{"ref": "main"},
+				json(prPath, map[string]any{"number": 1, "user": map[string]any{"login": "bob", "full_name": tc.poster}, "base": map[string]any{"ref": "main"},
 					"head": map[string]any{"sha": headSHA, "ref": tc.head, "repo": map[string]any{"full_name": "alice/demo", "default_branch": "main"}}}).
 				answer("GET", prPath+"/commits", fakeWith(200, string(commits), "X-Total-Count", "1")).answer("GET", template, tc.template).on("POST", prPath+"/merge", 200)
+			if tc.reviews.status != 0 {
+				f.answer("GET", prPath+"/reviews", tc.reviews)
+			}
 			out, reason, merged := demoMerge(t, f, config, "squash")
 			if merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
 				t.Errorf("merged %v, reason %q; want %q: %v", merged, reason, tc.reason, out)

@@ -743,7 +743,7 @@ func (t *httpTransport) authenticate(r *http.Request) (*http.Request, error) {
 	c := &caller{token: s.Token, mode: "oauth"}
 	owner := s.Client + " id " + strconv.FormatInt(s.UID, 10) // a login is freed at a rename; an id stays
 	if s.UID != 0 {
-		c.me = account{s.Login, s.UID}
+		c.me = account{Login: s.Login, ID: s.UID}
 	} else { // sealed before ids were: its account is asked of Gitea
 		owner = s.Client + " login " + s.Login
 	}
