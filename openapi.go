@@ -368,7 +368,9 @@ func (op *operation) inputSchema() (*Schema, error) {
 // closed: a member the document does not name is refused, unless the
 // document gives additionalProperties a schema (a free-form map, such as a
 // webhook's config). A body is then the documented fields, spelled as
-// documented, and nothing Gitea would fold into them.
+// documented, and nothing Gitea would fold into them. A schema without a
+// type (a label given by id or name) stays open: Gitea decodes it into an
+// interface{}, which folds no key.
 func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Schema {
 	if in.Ref != "" {
 		name := strings.TrimPrefix(in.Ref, "#/definitions/")
@@ -379,7 +381,10 @@ func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Sche
 		}
 		return op.convert(&def, depth+1, append(stack, name))
 	}
-	s := &Schema{Type: in.Type, Format: in.Format, Enum: in.Enum, Default: in.Default, UniqueItems: in.UniqueItems}
+	s := &Schema{Type: in.Type, Format: in.Format, Enum: in.Enum, Default: in.Default}
+	if in.Type == "array" { // Gitea's document sets uniqueItems on strings too, which strict validators reject
+		s.UniqueItems = in.UniqueItems
+	}
 	if in.Description != "" && depth > 0 {
 		s.Description = in.Description
 	}
@@ -406,7 +411,7 @@ func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Sche
 			s.AdditionalProperties = op.convert(&ap, depth, stack)
 		}
 	}
-	if s.AdditionalProperties == nil && (s.Type == "object" || s.Type == "") {
+	if s.AdditionalProperties == nil && s.Type == "object" {
 		s.AdditionalProperties = falseSchema()
 	}
 	return s

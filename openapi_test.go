@@ -399,3 +399,58 @@ func TestIdentityParams(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemasStrict: in every tool's input schema (every operation listed,
+// and the hand-written tools), each keyword applies to a type the schema
+// names, as strict validators require (ajv's strictTypes, the MCP
+// inspector's --strict): Gitea's document sets uniqueItems on strings.
+func TestSchemasStrict(t *testing.T) {
+	t.Parallel()
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_TOKEN": fakeToken, "GITEA_MCP_PROFILE": "gitea-owner", "GITEA_MCP_TOOLS": "all"})
+	if err := s.wait(); err != nil {
+		t.Fatal(err)
+	}
+	needs := map[string]string{"uniqueItems": "array", "items": "array", "minItems": "array", "maxItems": "array",
+		"properties": "object", "additionalProperties": "object", "required": "object",
+		"minLength": "string", "maxLength": "string", "pattern": "string", "minimum": "number", "maximum": "number"}
+	var walk func(tool, path string, v any)
+	walk = func(tool, path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		types := map[string]bool{}
+		switch ty := m["type"].(type) {
+		case string:
+			types[ty] = true
+		case []any:
+			for _, e := range ty {
+				types[e.(string)] = true
+			}
+		}
+		types["number"] = types["number"] || types["integer"]
+		for kw, want := range needs {
+			if _, set := m[kw]; set && !types[want] {
+				t.Errorf("%s %s: %s without type %s (type %v)", tool, path, kw, want, m["type"])
+			}
+		}
+		walk(tool, path+"[]", m["items"])
+		walk(tool, path+"{}", m["additionalProperties"])
+		props, _ := m["properties"].(map[string]any)
+		for name, p := range props {
+			walk(tool, path+"."+name, p)
+		}
+	}
+	if len(s.cat.listed) < 400 {
+		t.Fatalf("%d tools listed, want every operation's", len(s.cat.listed))
+	}
+	for _, tl := range s.cat.listed {
+		var entry struct {
+			InputSchema any `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(tl.listingJSON(), &entry); err != nil {
+			t.Fatal(err)
+		}
+		walk(tl.name, "", entry.InputSchema)
+	}
+}
