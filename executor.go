@@ -205,7 +205,11 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	prof, c := x.active(ctx)
 	ctx = context.WithValue(ctx, callerKey{}, c) // one identity for every request of this call
 	if c.token == "" {
-		return fail("not_configured", "GITEA_TOKEN is not set: set it to a Gitea access token")
+		name := defaultToken
+		if prof != nil {
+			name = prof.TokenSourceName
+		}
+		return fail("not_configured", name+" is not set: set it to a Gitea access token")
 	}
 	red := x.redactor(c, bodySecrets(op.ID, body)...)
 	args := r.args

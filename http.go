@@ -424,20 +424,22 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 }
 
 // stateless serves a 2026-07-28 message. A request must name its version in
-// _meta (else -32602); MCP-Protocol-Version, Mcp-Method and Mcp-Name must
+// _meta (else -32602), but for a ping: 2026-07-28 has none, yet clients
+// send one without _meta, answered as stdio answers it; MCP-Protocol-Version, Mcp-Method and Mcp-Name must
 // repeat the body's version, method and tool name (else -32020); a version
 // other than 2026-07-28 is -32022 and a _meta that is otherwise invalid is
 // -32602, all with 400; an unknown method is a 404.
 func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body []byte, p *httpPeek) {
 	v, meta := r.Header.Get(hdrVersion), p.meta
-	if meta == "" { // a notification need not carry _meta
+	bare := p.msg.ID == nil || p.msg.Method == "ping" // a notification need not carry _meta, nor a ping
+	if meta == "" && bare {
 		meta = modernVersion
 	}
 	hname, ok := decodeHeaderValue(r.Header.Get(hdrName))
 	sess := newSession(t.srv, func([]byte) {})
 	var e *rpcError
 	switch {
-	case p.msg.ID != nil && p.meta == "":
+	case !bare && p.meta == "":
 		e = errorf(codeInvalidParams, "invalid params: missing or invalid _meta %q", metaVersion)
 	case v != meta:
 		e = errorf(codeHeaderMismatch, "header mismatch: %s %q, _meta %q", hdrVersion, v, meta)

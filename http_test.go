@@ -140,6 +140,8 @@ func TestHTTPStatus(t *testing.T) {
 		{"stateless unknown method", "", modernHdr("foo/bar"), modernBody(modernVersion, "foo/bar", ""), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
 		{"stateless initialize", "", modernHdr("initialize"), modernBody(modernVersion, "initialize", `"protocolVersion":"2025-11-25",`), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
 		{"stateless ping", "", modernHdr("ping"), modernBody(modernVersion, "ping", ""), httpGot{Status: 404, Type: jsonType, Code: codeMethodNotFound}},
+		// The Go SDK pings under 2026-07-28 without _meta: answered as on stdio.
+		{"stateless ping without _meta", "", modernHdr("ping"), `{"jsonrpc":"2.0","id":8,"method":"ping"}`, httpGot{Status: 200, Type: jsonType}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

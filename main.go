@@ -438,7 +438,9 @@ func newServer(getenv func(string) string) (*server, error) {
 	} else {
 		prof, token, err = selectProfile(x.profiles, cfg.profileName, cfg.token)
 	}
-	if err != nil {
+	if errors.Is(err, errUnsetToken) {
+		fmt.Fprintf(os.Stderr, "giteamcp: %v; tool calls fail until it is set\n", err)
+	} else if err != nil {
 		return nil, err
 	}
 	if strings.ContainsAny(token, " \t\r\n") {

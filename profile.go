@@ -516,10 +516,16 @@ func selectProfile(cfg *profileConfig, name string, tokenOf func(string) string)
 	}
 	token := tokenOf(p.TokenSourceName)
 	if token == "" {
-		return nil, "", fmt.Errorf("profile %q: no token: environment variable %s (its token_source_name) is empty or unset", name, p.TokenSourceName)
+		return p, "", fmt.Errorf("profile %q: %w: environment variable %s (its token_source_name) is empty or unset", name, errUnsetToken, p.TokenSourceName)
 	}
 	return p, token, nil
 }
+
+// errUnsetToken is selectProfile's error for a profile whose token variable is
+// empty: activation is refused, but the server starts with it (its calls
+// then fail with not_configured), as clients start servers before users fill
+// in their settings.
+var errUnsetToken = errors.New("no token")
 
 // shows reports whether profile p (nil: none) may call op with some
 // arguments, judged without identity: what tools/list and

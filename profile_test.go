@@ -418,8 +418,8 @@ func TestSelectProfile(t *testing.T) {
 		{cfg, "gitea-reviewer", map[string]string{"GITEA_TOKEN": token}, "gitea-reviewer", token, ""},
 		{nil, "gitea-merger", map[string]string{"GITEA_TOKEN": token}, "gitea-merger", token, ""},
 		{cfg, "acme-bot", map[string]string{"ACME_TOKEN": token}, "acme-bot", token, ""},
-		{cfg, "acme-bot", map[string]string{"GITEA_TOKEN": token}, "", "", `profile "acme-bot": no token: environment variable ACME_TOKEN (its token_source_name) is empty or unset`},
-		{cfg, "gitea-merger", nil, "", "", "environment variable GITEA_TOKEN"},
+		{cfg, "acme-bot", map[string]string{"GITEA_TOKEN": token}, "acme-bot", "", `profile "acme-bot": no token: environment variable ACME_TOKEN (its token_source_name) is empty or unset`},
+		{cfg, "gitea-merger", nil, "gitea-merger", "", "environment variable GITEA_TOKEN"},
 		{cfg, "gitea-admin", map[string]string{"GITEA_TOKEN": token}, "", "", `unknown profile "gitea-admin" (GITEA_MCP_PROFILE); known: gitea-issue-manager,`},
 	}
 	for _, tt := range tests {

@@ -158,12 +158,30 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]string{"GITEA_TIMEOUT": "soon"}, `GITEA_TIMEOUT "soon": want a positive duration such as 30s`},
 		{map[string]string{"GITEA_TOKEN": "abc def"}, `the Gitea token contains white space`},
 		{map[string]string{"GITEA_MCP_PROFILE": "gitea-nobody"}, `unknown profile "gitea-nobody" (GITEA_MCP_PROFILE); known: gitea-issue-manager, gitea-author, gitea-reviewer, gitea-merger, prgs-reconciler, gitea-owner`},
-		{map[string]string{"GITEA_MCP_PROFILE": "gitea-merger"}, `profile "gitea-merger": no token: environment variable GITEA_TOKEN (its token_source_name) is empty or unset`},
 		{map[string]string{"GITEA_MCP_CONFIG": "/no/such/profiles.json"}, `GITEA_MCP_CONFIG: open /no/such/profiles.json: no such file or directory`},
 	} {
 		_, err := newServer(func(k string) string { return tc.env[k] })
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%v: error %v, want %q", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestUnsetTokenStarts: a profile whose token variable is empty still lets
+// the server start and list its tools, as clients start servers before users
+// fill in settings; its calls fail with not_configured naming the variable.
+func TestUnsetTokenStarts(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "acme-bot", "token_source_name": "ACME_TOKEN", "allowed_operations": ["gitea.read"]}]}`), 0o600)
+	for _, tc := range []struct{ profile, variable string }{{"gitea-merger", "GITEA_TOKEN"}, {"acme-bot", "ACME_TOKEN"}} {
+		s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:9", "GITEA_MCP_PROFILE": tc.profile, "GITEA_MCP_CONFIG": config})
+		if list, rerr := s.listTools(nil); rerr != nil || len(list["tools"].(toolsPage)) == 0 {
+			t.Errorf("%s: tools/list %v, %v", tc.profile, list, rerr)
+		}
+		out, isErr := fakeCall(t, t.Context(), s, "repoGet", map[string]any{"owner": "alice", "repo": "demo"})
+		if want := tc.variable + " is not set: set it to a Gitea access token"; !isErr || get(out, "error.kind") != "not_configured" || get(out, "error.message") != want {
+			t.Errorf("%s: %v; want not_configured %q", tc.profile, out, want)
 		}
 	}
 }
