@@ -137,3 +137,38 @@ func TestE2EWrittenNames(t *testing.T) {
 		"filepath": "names-signoff2.txt", "body": map[string]any{"content": "aGkK", "message": "plain", "new_branch": "names/signoff2", "signoff": true}}})
 	refused("a sign-off by a caller whose name names another repository's issue", out, isErr)
 }
+
+// TestE2EReconcileShadowBranch: a branch named after the head's or the
+// base's commit id, which Gitea reads before the commit in a comparison,
+// does not make gitea_reconcile_already_landed_pr close a pull request whose
+// head is not in its base: the proof names both by object id.
+func TestE2EReconcileShadowBranch(t *testing.T) {
+	g := needGitea(t)
+	owner, repo := ownerRepo(g)
+	s := &giteaSetup{g: g}
+	var main struct {
+		Commit struct {
+			ID string `json:"id"`
+		} `json:"commit"`
+	}
+	s.call("alice", "GET", "/repos/"+g.Repo+"/branches/main", nil, http.StatusOK, &main)
+	branch := func(name, from string) {
+		s.call("bob", "POST", "/repos/"+g.Repo+"/branches", map[string]any{"new_branch_name": name, "old_ref_name": from}, http.StatusCreated, nil)
+		t.Cleanup(func() { g.api("alice", "DELETE", "/repos/"+g.Repo+"/branches/"+name, nil) })
+	}
+	headPR, head := newPR(t, g, "bob", "names/shadow-head")
+	branch(head, "main") // "head" at main: head...main compares equal
+	basePR, _ := newPR(t, g, "bob", "names/shadow-base")
+	branch(main.Commit.ID, "names/shadow-base") // "base" at the pull request's head
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=prgs-reconciler")
+	c.initialize("2025-11-25")
+	for _, pr := range []int{headPR, basePR} {
+		out, isErr := c.callTool("gitea_reconcile_already_landed_pr", map[string]any{"owner": owner, "repo": repo, "index": pr})
+		if !isErr || get(out, "data.closed") != false || prState(t, g, pr) != "open" {
+			t.Errorf("pull request %d, not in main, closed as landed: %v", pr, out)
+		}
+	}
+}

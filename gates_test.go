@@ -556,18 +556,40 @@ func TestEligibilityGates(t *testing.T) {
 	})
 }
 
+// TestReconcileProofIDs: the proof names the head and the base by object id,
+// sha and not of the commit listing, never as a comparison's names, which
+// Gitea reads as branches or tags first.
+func TestReconcileProofIDs(t *testing.T) {
+	t.Parallel()
+	f := newScriptedGitea(t).user("carol").json(prPath, fakePR("alice", "open", headSHA, true)).
+		json("/repos/alice/demo/branches/main", map[string]any{"commit": map[string]any{"id": baseSHA}}).
+		answer("GET", "/repos/alice/demo/commits", fakeWith(200, "[]", "X-Total-Count", "0")).
+		on("POST", issuePath+"/comments", 201, `{"id":9}`).on("PATCH", prPath, 201, `{"number":1}`)
+	s := f.server(t, "GITEA_MCP_PROFILE", "prgs-reconciler")
+	if out, isErr := fakeCall(t, t.Context(), s, "gitea_reconcile_already_landed_pr", map[string]any{"owner": "alice", "repo": "demo", "index": 1}); isErr {
+		t.Fatalf("not closed: %v", out)
+	}
+	want := "files=false&limit=1&not=" + baseSHA + "&sha=" + headSHA + "&stat=false&verification=false"
+	for _, r := range f.requests() {
+		if r.Path == "/repos/alice/demo/commits" && r.Query != want {
+			t.Errorf("the proof asked %q, want %q", r.Query, want)
+		}
+	}
+}
+
 // TestReconcileGates covers every gate of gitea_reconcile_already_landed_pr:
 // the pull request is closed only after a live proof that its head is in
 // the base branch and that the head did not move since the proof.
 func TestReconcileGates(t *testing.T) {
 	t.Parallel()
 	args := map[string]any{"owner": "alice", "repo": "demo", "index": 1}
-	const branch, compare = "/repos/alice/demo/branches/main", "/repos/alice/demo/compare/" + baseSHA + "..." + headSHA
+	const branch, compare = "/repos/alice/demo/branches/main", "/repos/alice/demo/commits"
+	outside := func(total int) fakeAnswer { return fakeWith(200, "[]", "X-Total-Count", strconv.Itoa(total)) }
 	landed := func(total int, again ...any) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("carol").json(prPath, append([]any{fakePR("alice", "open", headSHA, true)}, again...)...).
 				json(branch, map[string]any{"commit": map[string]any{"id": baseSHA}}).
-				json(compare, map[string]any{"total_commits": total}).
+				answer("GET", compare, outside(total)).
 				on("POST", issuePath+"/comments", 201, `{"id":9}`).on("PATCH", prPath, 201, `{"number":1}`)
 		}
 	}
@@ -581,7 +603,7 @@ func TestReconcileGates(t *testing.T) {
 		{"base read under another name", "prgs-reconciler", func(f *scriptedGitea) { // base "ma<U+200B>in", read as main
 			landed(0)(f)
 			f.json(prPath, with(fakePR("alice", "open", headSHA, true), "base", map[string]any{"ref": "main", "sha": otherSHA}))
-		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head already in base", "head unchanged since the proof"}, Sent: proof}},
 		{"head moved since the proof", "prgs-reconciler", landed(0, fakePR("alice", "open", otherSHA, true)), "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
 		// The base changed between the proof and the close: the proof was about another branch.
@@ -598,8 +620,14 @@ func TestReconcileGates(t *testing.T) {
 		{"base unreadable", "prgs-reconciler", func(f *scriptedGitea) { f.json(prPath, fakePR("alice", "open", headSHA, true)) }, "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Kind: "not_found", Sent: []string{getPR, getBranch}}},
 		{"comparison unanswered", "prgs-reconciler", func(f *scriptedGitea) {
-			f.json(prPath, fakePR("alice", "open", headSHA, true)).json(branch, map[string]any{"commit": map[string]any{"id": baseSHA}}).json(compare, map[string]any{})
+			f.json(prPath, fakePR("alice", "open", headSHA, true)).json(branch, map[string]any{"commit": map[string]any{"id": baseSHA}}).json(compare, []any{})
 		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
+		{"a head not named by its full id", "prgs-reconciler", func(f *scriptedGitea) {
+			landed(0)(f)
+			f.json(prPath, fakePR("alice", "open", "main", true))
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head already in base"}, Sent: proof}},
+		{"base moved since the proof", "prgs-reconciler", landed(0, with(fakePR("alice", "open", headSHA, true), "base", map[string]any{"ref": "main", "sha": otherSHA})),
+			"gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
 		{"comparison fails", "prgs-reconciler", func(f *scriptedGitea) {
 			f.json(prPath, fakePR("alice", "open", headSHA, true)).json(branch, map[string]any{"commit": map[string]any{"id": baseSHA}})
 		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Kind: "not_found", Sent: proof[:3]}},

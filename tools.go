@@ -600,7 +600,7 @@ func workflowTools() []*tool {
 				"merge_method":           {Type: "string", Enum: []any{"merge", "squash", "rebase"}},
 				"expected_changed_files": {Type: "array", Items: &Schema{Type: "string"}},
 				"confirm":                str("exactly: MERGE PR <index>")})},
-		{name: "gitea_reconcile_already_landed_pr", perm: "gitea.pr.close", reconciler: true, ops: []string{"repoGetPullRequest", "repoGetBranch", "repoCompareDiff", "issueCreateComment", "repoEditPullRequest"}, run: reconcile,
+		{name: "gitea_reconcile_already_landed_pr", perm: "gitea.pr.close", reconciler: true, ops: []string{"repoGetPullRequest", "repoGetBranch", "repoGetAllCommits", "issueCreateComment", "repoEditPullRequest"}, run: reconcile,
 			description: "Close an open pull request whose head commit is already in its base branch, with a proof comment; refuses otherwise.",
 			schema:      obj([]string{"index"}, map[string]*Schema{"index": num})},
 		{name: "gitea_write_file", perm: "gitea.repo.commit", ops: []string{"repoGetContentsExt", "repoCreateFile", "repoUpdateFile"}, run: writeFile,

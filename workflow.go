@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -306,6 +307,10 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 	return jsonResult(map[string]any{"merged": true, "gates": gates, "merge_commit": after.MergeCommitSHA}, false)
 }
 
+// objectID matches a commit's full object id (SHA-1 or SHA-256), in the
+// lower case Gitea answers with.
+var objectID = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+
 func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
 	const tool, action = "gitea_reconcile_already_landed_pr", "reconcile_already_landed_pr"
 	closing := with(target(args), "body", map[string]any{"state": "closed"})
@@ -342,22 +347,27 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 		return stop("read the base branch", env)
 	}
 	baseSHA := branch.Commit.ID
-	var cmp struct {
-		TotalCommits *int `json:"total_commits"`
-	}
-	basehead := baseSHA + "..." + pr.Head.SHA
-	if env := s.step(ctx, tool, "", "repoCompareDiff", with(repoOf(args), "basehead", basehead), &cmp); env.Error != nil {
-		return stop("compare head and base", env)
+	// The proof counts the head's commits outside the base, both named by
+	// full object ids: Gitea reads sha as an object id, and git reads not's
+	// full hex as one before any ref. A comparison (base...head) would not
+	// do: Gitea reads each side as a branch or a tag first, and a branch
+	// named after either commit would decide it.
+	var outside []any
+	env := s.step(ctx, tool, "", "repoGetAllCommits", with(repoOf(args), "sha", pr.Head.SHA, "not", baseSHA, "limit", 1,
+		"stat", false, "files", false, "verification", false), &outside)
+	if env.Error != nil {
+		return stop("list the head's commits outside the base", env)
 	}
 	// The branch was read by its name as the pipeline delivered it, hidden
 	// characters removed: its head must be the pull request's own base.
-	landed := cmp.TotalCommits != nil && *cmp.TotalCommits == 0 && baseSHA != "" && pr.Head.SHA != "" && baseSHA == pr.Base.SHA
-	proof := fmt.Sprintf("head %s is an ancestor of %s at %s: comparing %s finds no commit outside the base", pr.Head.SHA, pr.Base.Ref, baseSHA, basehead)
+	landed := env.Pagination != nil && env.Pagination.TotalCount != nil && *env.Pagination.TotalCount == 0 &&
+		objectID.MatchString(baseSHA) && objectID.MatchString(pr.Head.SHA) && baseSHA == pr.Base.SHA
+	proof := fmt.Sprintf("head %s is an ancestor of %s at %s: no commit of the head is outside the base", pr.Head.SHA, pr.Base.Ref, baseSHA)
 	switch {
 	case baseSHA != pr.Base.SHA:
 		proof = fmt.Sprintf("the branch read as %q is at %s, the pull request's base at %q: not the same branch, or it moved", pr.Base.Ref, baseSHA, pr.Base.SHA)
 	case !landed:
-		proof = fmt.Sprintf("comparing %s finds commits of the head outside %s, or Gitea did not say", basehead, pr.Base.Ref)
+		proof = fmt.Sprintf("head %s has commits outside %s at %s, or Gitea did not say (or named a commit by other than its full id)", pr.Head.SHA, pr.Base.Ref, baseSHA)
 	}
 	gates = append(gates, gate{"head already in base", landed, proof})
 	var again pullRequest
@@ -365,8 +375,8 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 		return stop("read the pull request again", env)
 	}
 	// The base too: a proof about one branch says nothing of another.
-	gates = append(gates, gate{"head unchanged since the proof", again.Head.SHA == pr.Head.SHA && again.State == "open" && again.Base.Ref == pr.Base.Ref,
-		"live head " + again.Head.SHA + " into " + again.Base.Ref})
+	gates = append(gates, gate{"head unchanged since the proof", again.Head.SHA == pr.Head.SHA && again.State == "open" && again.Base.Ref == pr.Base.Ref && again.Base.SHA == baseSHA,
+		"live head " + again.Head.SHA + " into " + again.Base.Ref + " at " + again.Base.SHA})
 	if !passed(gates) {
 		return refuse(gates)
 	}
