@@ -54,3 +54,30 @@ func TestE2EUnreadableForms(t *testing.T) {
 		t.Errorf("the zip archive: %.400v", res)
 	}
 }
+
+// TestE2EWikiSidebarFooter: found by review. Gitea 1.26 answers a wiki page
+// with the base64 of its _Sidebar and _Footer pages in sidebar and footer,
+// which reached the model undecoded, the server's own token and a GitHub
+// token in them. Now they are file text, redacted and masked.
+func TestE2EWikiSidebarFooter(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "wikileak", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	secret := "GITEA=" + g.Tokens["alice"] + "\nGH=" + leakGHP + "\n"
+	s := &giteaSetup{g: g}
+	for _, page := range []string{"Home", "_Sidebar", "_Footer"} {
+		s.call("alice", "POST", "/repos/"+repo+"/wiki/new", map[string]any{"title": page, "content_base64": base64.StdEncoding.EncodeToString([]byte(secret))}, http.StatusCreated, nil)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, full := range []bool{false, true} {
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetWikiPage", "arguments": map[string]any{"owner": owner, "repo": name, "pageName": "Home"}, "full": full})
+		for _, member := range []string{"content", "sidebar", "footer"} {
+			if got := str(get(res, "data."+member)); got != "GITEA=[REDACTED]\nGH=ghp_[MASKED]\n" {
+				t.Errorf("full=%v: %s is %q", full, member, got)
+			}
+		}
+	}
+}

@@ -304,7 +304,7 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 			out = append(out, c)
 		case '"':
 			end, _ := skipValue(b, i)
-			if isValue && (key == "content" || key == "content_base64" || key == "encoding") {
+			if isValue && (key == "content" || key == "content_base64" || key == "encoding" || key == "sidebar" || key == "footer") {
 				var done bool
 				if out, done = sc.fileMember(out, key, b[i:end], b[objStart[depth]:], &enc[depth], keyOut); done {
 					wantKey, isValue, i = false, false, end-1
@@ -354,7 +354,9 @@ type fileField struct {
 // "content" of the FileResponse of repoCreateFile, repoUpdateFile and
 // repoApplyDiffPatch, and each of the "files" of repoChangeFiles'
 // FilesResponse. GitBlobResponse is GetBlob's answer; WikiPage that of
-// repoGetWikiPage, repoCreateWikiPage and repoEditWikiPage.
+// repoGetWikiPage, repoCreateWikiPage and repoEditWikiPage, whose sidebar
+// and footer are the base64 of the _Sidebar and _Footer pages (Gitea's
+// routers/api/v1/repo/wiki.go, getWikiPage), not described as such.
 var fileFields = []fileField{{
 	definition: "ContentsResponse", member: "content", has: []string{"type", "encoding"},
 	example: `{"name":"a.txt","type":"file","encoding":"base64","content":"aGkK","sha":"x"}`,
@@ -367,6 +369,14 @@ var fileFields = []fileField{{
 	definition: "WikiPage", member: "content_base64",
 	example: `{"title":"Home","content_base64":"aGkK","commit_count":1}`,
 	want:    `{"title":"Home","content":"hi\n","encoding":"text","commit_count":1}`,
+}, {
+	definition: "WikiPage", member: "sidebar", has: []string{"commit_count"},
+	example: `{"title":"Home","commit_count":1,"sidebar":"aGkK"}`,
+	want:    `{"title":"Home","commit_count":1,"sidebar":"hi\n"}`,
+}, {
+	definition: "WikiPage", member: "footer", has: []string{"commit_count"},
+	example: `{"title":"Home","commit_count":1,"footer":"aGkK"}`,
+	want:    `{"title":"Home","commit_count":1,"footer":"hi\n"}`,
 }}
 
 // fileMember writes the string member key: lit (a JSON string literal) of
@@ -407,11 +417,13 @@ func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int
 		}
 		text := sc.file(string(raw))
 		const b64 = `"base64"`
-		if f.member == "content_base64" {
+		switch at := *enc - 1; {
+		case f.member == "content_base64":
 			out = append(out[:keyOut], `"content":`...)
-		} else if at := *enc - 1; at >= 0 && len(out) >= at+len(b64) && string(out[at:at+len(b64)]) == b64 {
+		case f.member != "content": // sidebar, footer: in place, the report says so
+		case at >= 0 && len(out) >= at+len(b64) && string(out[at:at+len(b64)]) == b64:
 			out = append(out[:at], append([]byte(`"text"`), out[at+len(b64):]...)...)
-		} else {
+		default:
 			*enc = -1
 		}
 		start, fits := len(out), sc.fileMax == 0 || len(text)+2 <= sc.fileMax // unless escapes make it longer
