@@ -291,3 +291,25 @@ func TestUnreadableFormsWithheld(t *testing.T) {
 		t.Errorf("binary patch in a patch that is not UTF-8: %q", b)
 	}
 }
+
+// TestEscapedHiddenSplitNoSecret checks that a secret split by a hidden
+// character that reaches the passes as a literal JSON escape (\u0001) is
+// redacted and masked: in JSON inside a JSON string (an activity's content,
+// decoded once) and in JSON nested too deep to walk, returned as text.
+func TestEscapedHiddenSplitNoSecret(t *testing.T) {
+	t.Parallel()
+	split, _ := json.Marshal(leakGHP[:10] + "\x01" + leakGHP[10:] + " T=" + fakeToken[:20] + "\x00" + fakeToken[20:])
+	feed, _ := json.Marshal([]map[string]any{{"op_type": "commit_repo", "content": `{"Commits":[{"Message":` + string(split) + `}]}`}})
+	deep := strings.Repeat(`{"a":`, maxJSONDepth+1) + string(split) + strings.Repeat("}", maxJSONDepth+1)
+	for name, body := range map[string]string{"activity content": string(feed), "too deep to walk": deep} {
+		sc := &scrubber{red: newRedactor(fakeToken), mask: true}
+		data, _, err := sc.body(&sent{class: jsonBody, body: []byte(body)}, 100, 1<<20)
+		got, _ := data.(string)
+		if raw, ok := data.(json.RawMessage); ok {
+			got = string(raw)
+		}
+		if err != nil || strings.Contains(got, fakeToken[20:]) || !strings.Contains(got, "ghp_[MASKED]") || !strings.Contains(got, "T=[REDACTED]") {
+			t.Errorf("%s: %v %.300s", name, err, got)
+		}
+	}
+}

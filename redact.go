@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -540,14 +542,55 @@ func maskString(s string) (string, []string) {
 // to s in that order, so that a hidden character cannot split a secret from
 // either layer. It returns the text, the sorted names of the masking rules
 // that matched and the number of hidden characters removed.
+//
+// JSON inside a JSON string (an activity's content) keeps, once decoded, its
+// hidden characters as literal escapes (\u0001), and so does JSON returned
+// as text: where removing them (stripEscapedHidden) shows a secret, they are
+// removed too and counted as hidden.
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
-	s = r.redact(s)
-	var rules []string
-	if mask {
-		s, rules = maskString(s)
+	if strings.Contains(s, `\u`) {
+		if e, n := stripEscapedHidden(s); n > 0 {
+			if out, rules := redactMask(e, r, mask); out != e || len(rules) > 0 {
+				return out, rules, hidden + n
+			}
+		}
 	}
+	s, rules := redactMask(s, r, mask)
 	return s, rules, hidden
+}
+
+// redactMask applies r.redact and, if mask is set, maskString to s.
+func redactMask(s string, r *redactor, mask bool) (string, []string) {
+	s = r.redact(s)
+	if !mask {
+		return s, nil
+	}
+	return maskString(s)
+}
+
+// escapedChar is a literal JSON escape of one character, \u0001, or of a
+// surrogate pair, \udb40\udc49; each backslash may be a run of them, as JSON
+// nested more than once gives.
+var escapedChar = regexp.MustCompile(`\\+u[dD][89abAB][0-9a-fA-F]{2}\\+u[dD][c-fC-F][0-9a-fA-F]{2}|\\+u[0-9a-fA-F]{4}`)
+
+// stripEscapedHidden removes from s the literal JSON escapes (escapedChar) of
+// invisibleCarriers and returns the text and how many it removed.
+func stripEscapedHidden(s string) (string, int) {
+	n := 0
+	out := escapedChar.ReplaceAllStringFunc(s, func(m string) string {
+		var u []uint16
+		for _, h := range strings.FieldsFunc(m, func(c rune) bool { return c == '\\' || c == 'u' }) {
+			v, _ := strconv.ParseUint(h, 16, 16) // four hex digits
+			u = append(u, uint16(v))
+		}
+		if carrierOf(utf16.Decode(u)[0]) == nil {
+			return m
+		}
+		n++
+		return ""
+	})
+	return out, n
 }
 
 // invisibleCarrier is a range of code points that display as nothing (or as

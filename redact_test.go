@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,6 +136,10 @@ func TestScrubString(t *testing.T) {
 		{"x ghp_\u200b0123456789abcdefghijABCDEFGHIJklmnop tok\u2066\u20691", true, "x ghp_[MASKED] [REDACTED]", []string{"github"}, 3},
 		{"x ghp_\u200b0123456789abcdefghijABCDEFGHIJklmnop tok\u2066\u20691", false, "x ghp_0123456789abcdefghijABCDEFGHIJklmnop [REDACTED]", nil, 3},
 		{"api_key=tok1tok1tok1", true, "api_key=[REDACTED]", nil, 0}, // redaction comes first; a marker is no value to mask
+		// Literal JSON escapes of hidden characters (JSON inside JSON) that split a secret are removed; others are kept.
+		{`T=to\u0001k1 ghp_0123456789\\u0000abcdefghijABCDEFGHIJklmnop`, true, "T=[REDACTED] ghp_[MASKED]", []string{"github"}, 2},
+		{`ghp_0123456789\udb40\udc49abcdefghijABCDEFGHIJklmnop`, true, "ghp_[MASKED]", []string{"github"}, 1},
+		{`use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, true, `use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, nil, 0},
 	} {
 		got, rules, n := scrubString(tc.in, r, tc.mask)
 		if diff := cmp.Diff(tc.want, got); diff != "" || !slices.Equal(rules, tc.rules) || n != tc.hidden {
@@ -362,6 +367,33 @@ func FuzzRedact(f *testing.F) {
 				}
 			}
 		})
+	})
+}
+
+// FuzzStripEscapedHidden checks stripEscapedHidden against stripHidden: text
+// without backslashes whose hidden characters are written as JSON escapes
+// (\u0001, a surrogate pair above U+FFFF, upper- or lower-case hex) loses
+// exactly those escapes.
+func FuzzStripEscapedHidden(f *testing.F) {
+	for _, c := range invisibleCarriers {
+		f.Add(c.example)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.ToValidUTF8(strings.ReplaceAll(s, `\`, ""), "")
+		var esc strings.Builder
+		for _, r := range s {
+			if carrierOf(r) == nil {
+				esc.WriteRune(r)
+				continue
+			}
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&esc, map[bool]string{false: `\u%04x`, true: `\u%04X`}[r%2 == 1], u)
+			}
+		}
+		want, n := stripHidden(s)
+		if got, m := stripEscapedHidden(esc.String()); got != want || m != n {
+			t.Errorf("stripEscapedHidden(%q): removed %d, want %d; mismatch (-want +got):\n%s", esc.String(), m, n, cmp.Diff(want, got))
+		}
 	})
 }
 
