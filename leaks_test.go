@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // leakGHP is a GitHub token of the shape masking knows (not a real one).
@@ -310,6 +312,50 @@ func TestEscapedHiddenSplitNoSecret(t *testing.T) {
 		}
 		if err != nil || strings.Contains(got, fakeToken[20:]) || !strings.Contains(got, "ghp_[MASKED]") || !strings.Contains(got, "T=[REDACTED]") {
 			t.Errorf("%s: %v %.300s", name, err, got)
+		}
+	}
+}
+
+// TestBinarySplitSecretWithheld checks that bytes that are not UTF-8, in
+// which a secret is split by a hidden character (or by a byte that is not
+// UTF-8, a Latin-1 soft hyphen), are withheld: the passes read them byte for
+// byte and would not see it. A secret not split is masked in the bytes, and
+// text without a secret is delivered.
+func TestBinarySplitSecretWithheld(t *testing.T) {
+	t.Parallel()
+	utf16le := func(s string, bigEndian bool) string {
+		var b []byte
+		for _, u := range utf16.Encode([]rune(s)) {
+			if bigEndian {
+				u = u>>8 | u<<8
+			}
+			b = append(b, byte(u), byte(u>>8))
+		}
+		return string(b)
+	}
+	split := func(sep string) string { return leakGHP[:10] + sep + leakGHP[10:] }
+	for _, tc := range []struct{ name, body, want string }{
+		{"zero-width space", "\xff\xfe" + split("\u200b"), ""},
+		{"DEL", "\xff" + split("\x7f"), ""},
+		{"control character", "\xff" + split("\x01"), ""},
+		{"soft hyphen", "\xff" + split("\u00ad"), ""},
+		{"Latin-1 soft hyphen", "\xff" + split("\xad"), ""},
+		{"the token split", "\xff T=" + fakeToken[:20] + "\x1b" + fakeToken[20:], ""},
+		{"UTF-16, zero-width space", utf16le("\ufeff"+split("\u200b"), false), ""},
+		{"UTF-16 big-endian, a tag", utf16le("\ufeff"+split("\U000e0041"), true), ""},
+		{"UTF-16 at an odd offset", "\x89" + utf16le(split("\u200b"), false), ""},
+		{"not split: masked in the bytes", "\xff " + leakGHP, "\xff ghp_[MASKED]"},
+		{"no secret", "\xff\xfe ghp_\u200bshort \xad", "\xff\xfe ghp_\u200bshort \xad"},
+	} {
+		sc := &scrubber{red: newRedactor(fakeToken), mask: true, maxBinary: 1 << 20}
+		data, _, err := sc.body(&sent{class: binaryBody, body: []byte(tc.body)}, 100, 1<<20)
+		got := ""
+		if m, ok := data.(map[string]any); ok {
+			b, _ := base64.StdEncoding.DecodeString(m["content_base64"].(string))
+			got = string(b)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" || (tc.want == "") != (err != nil) {
+			t.Errorf("%s: %v; mismatch (-want +got):\n%s", tc.name, err, diff)
 		}
 	}
 }

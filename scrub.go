@@ -44,7 +44,7 @@ type fileReport struct {
 	Text    int      `json:"text"`                      // values delivered as text
 	Binary  int      `json:"binary,omitempty"`          // values kept as base64 (not UTF-8)
 	Omitted int      `json:"omitted_over_max_binary_bytes,omitempty"`
-	Sealed  int      `json:"omitted_unreadable,omitempty"` // compressed or UTF-16: the passes cannot read it (binary)
+	Sealed  int      `json:"omitted_unreadable,omitempty"` // compressed, or a secret split or in UTF-16: the passes cannot read it (binary)
 }
 
 // file scrubs file text: as str, except that invisible characters are shown
@@ -90,8 +90,8 @@ func withholdPatches(s string) string {
 // binary redacts and masks secrets in the bytes of binary content, which may
 // hold text (a PNG's text chunk); it returns b itself when nothing matched,
 // and nil (withheld) for bytes the passes cannot read: a compressed archive
-// or document (sealedMagic), or text whose secret shows once its zero bytes
-// are removed (UTF-16).
+// or document (sealedMagic), or bytes in which a secret shows only in one of
+// their binaryViews.
 func (sc *scrubber) binary(b []byte) []byte {
 	if slices.ContainsFunc(sealedMagic, func(m string) bool { return bytes.HasPrefix(b, []byte(m)) }) {
 		return nil
@@ -100,8 +100,8 @@ func (sc *scrubber) binary(b []byte) []byte {
 	if sc.mask {
 		s, rules = maskString(s)
 	}
-	if z := strings.ReplaceAll(s, "\x00", ""); len(z) < len(s) {
-		if z, _ = stripHidden(z); sc.red.redact(z) != z || sc.mask && len(secretHits(nil, z)) > 0 {
+	for _, v := range binaryViews(s) {
+		if masked, _ := maskString(v); sc.red.redact(v) != v || sc.mask && masked != v {
 			return nil
 		}
 	}
@@ -110,6 +110,28 @@ func (sc *scrubber) binary(b []byte) []byte {
 		return b
 	}
 	return []byte(s)
+}
+
+// binaryViews are the texts that bytes s may hold where the passes, reading
+// s byte for byte, would find no secret: s without its hidden characters and
+// its bytes that are not UTF-8 (a Latin-1 soft hyphen), and, if s has a zero
+// byte, s read as UTF-16 in either byte order, from an even or odd offset,
+// without its hidden characters.
+func binaryViews(s string) []string {
+	v, _ := stripHidden(strings.ToValidUTF8(s, ""))
+	views := []string{v}
+	if strings.IndexByte(s, 0) < 0 {
+		return views
+	}
+	for _, at := range [][2]int{{0, 1}, {1, 0}, {1, 2}, {2, 1}} { // of the low and the high byte of the first unit
+		u := make([]uint16, (len(s)-min(at[0], at[1]))/2)
+		for i := range u {
+			u[i] = uint16(s[at[0]+2*i]) | uint16(s[at[1]+2*i])<<8
+		}
+		v, _ := stripHidden(string(utf16.Decode(u)))
+		views = append(views, v)
+	}
+	return views
 }
 
 // str scrubs one decoded string.
@@ -209,7 +231,7 @@ func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, er
 	default:
 		b := sc.binary(ex.body)
 		if b == nil {
-			return nil, nil, &kindError{"unreadable_content", fmt.Errorf("binary answer of %d bytes that redaction and masking cannot read (compressed, or text in UTF-16 holding a secret); it is withheld: read the files it holds one by one", len(ex.body))}
+			return nil, nil, &kindError{"unreadable_content", fmt.Errorf("binary answer of %d bytes that redaction and masking cannot read (compressed, or holding a secret split by hidden characters or in UTF-16); it is withheld: read the files it holds one by one", len(ex.body))}
 		}
 		b64 := base64.StdEncoding.EncodeToString(b)
 		if len(b64)+100 > maxChars {
