@@ -183,16 +183,20 @@ func (x *executor) failure(ctx context.Context, ex *sent, err error, red *redact
 // message scrubs an error message like data, removes the Gitea instance's
 // absolute URL unless GITEA_MCP_REVEAL_ENDPOINTS=1, and only then cuts it to
 // limit bytes: a URL or a secret across the cut would leave a prefix. The
-// URL goes before each scrub, so that neither its removal nor that of the
-// hidden characters inside it can join a secret nothing then masks.
+// URL goes before the scrub, after the hidden characters inside it and until
+// none is left (a URL nested in one rebuilds it), so that its removal cannot
+// join a secret nothing then masks.
 func (x *executor) message(sc *scrubber, msg string, limit int) string {
-	for range 2 {
-		if !x.cfg.revealEndpoints && x.cfg.url != nil {
-			msg = strings.ReplaceAll(strings.ReplaceAll(msg, x.cfg.apiBase, ""), strings.TrimSuffix(x.cfg.url.String(), "/"), "")
+	msg, n := stripHidden(msg)
+	sc.hidden += n
+	for !x.cfg.revealEndpoints && x.cfg.url != nil { // each round shortens msg
+		m := strings.ReplaceAll(strings.ReplaceAll(msg, x.cfg.apiBase, ""), strings.TrimSuffix(x.cfg.url.String(), "/"), "")
+		if m == msg {
+			break
 		}
-		msg = sc.str(msg)
+		msg = m
 	}
-	return fitString(msg, limit)
+	return fitString(sc.str(msg), limit)
 }
 
 // statusKinds names the HTTP error statuses; other 3xx are "redirect", 5xx

@@ -148,6 +148,43 @@ func TestErrorMessageURLSplit(t *testing.T) {
 	}
 }
 
+// TestErrorMessageURLNested checks that GITEA_URL nested in itself in
+// Gitea's error message is removed to the last: each removal rebuilt one
+// more, and a fixed number of rounds left it.
+func TestErrorMessageURLNested(t *testing.T) {
+	t.Parallel()
+	gitea := newScriptedGitea(t).user("alice")
+	nested := gitea.URL
+	for range 3 {
+		nested = gitea.URL[:7] + nested + gitea.URL[7:]
+	}
+	gitea.on("GET", "/repos/alice/demo", 404, `{"message":"not found: `+nested+`/alice/demo"}`)
+	s := gitea.server(t)
+	text := callText(t, s, "gitea_call_operation", map[string]any{"operation": "repoGet", "arguments": map[string]any{"owner": "alice", "repo": "demo"}})
+	if host := strings.TrimPrefix(gitea.URL, "http://"); strings.Contains(text, host) || !strings.Contains(text, "not found: /alice/demo") {
+		t.Errorf("GITEA_URL %s nested 4 times: %.400s", gitea.URL, text)
+	}
+}
+
+// TestStringsMadeRelative checks that a string starting with the instance's
+// URL loses it before it is masked: a key right after the URL (a port digit
+// is no word boundary) was masked against it, not found, and then bared.
+func TestStringsMadeRelative(t *testing.T) {
+	t.Parallel()
+	const base = "http://127.0.0.1:3000"
+	sc := &scrubber{red: newRedactor(fakeToken), mask: true, base: base}
+	for in, want := range map[string]string{
+		base + "AKIAIOSFODNN7EXAMPLE":                                         "AKIA[MASKED]",
+		base[:10] + "\u200b" + base[10:] + "sk_live_4eC39HqLyjWDarjtT1zdp7dc": "sk_live_[MASKED]",
+		base + "/alice/demo/issues/1":                                         "/alice/demo/issues/1",
+		"see " + base + "/alice":                                              "see " + base + "/alice",
+	} {
+		if diff := cmp.Diff(want, sc.str(in)); diff != "" {
+			t.Errorf("str(%q): mismatch (-want +got):\n%s", in, diff)
+		}
+	}
+}
+
 // TestAuditReasonRedacted checks that a call refused by argument validation,
 // whose error quotes the argument, holds no secret the model passed (here the
 // server's own token) in its audit line or its result.

@@ -134,11 +134,17 @@ func binaryViews(s string) []string {
 	return views
 }
 
-// str scrubs one decoded string.
+// str scrubs one decoded string. The instance URL goes first (its hidden
+// characters removed): a key masked only after it ("…:3000AKIA…" is no word
+// boundary) would be bared by a later trim.
 func (sc *scrubber) str(s string) string {
-	out, rules, n := scrubString(s, sc.red, sc.mask)
-	out = strings.TrimPrefix(out, sc.base) // base "" keeps every string
-	sc.hidden += n
+	n := 0
+	if sc.base != "" {
+		s, n = stripHidden(s)
+		s = strings.TrimPrefix(s, sc.base)
+	}
+	out, rules, m := scrubString(s, sc.red, sc.mask)
+	sc.hidden += n + m
 	sc.note(rules...)
 	return out
 }
