@@ -396,3 +396,58 @@ func TestBinarySplitSecretWithheld(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressedAnywhereWithheld checks that a compressed archive or
+// document after other bytes (one is enough) is withheld as it is at the
+// start, and that bytes holding only part of a signature are delivered.
+func TestCompressedAnywhereWithheld(t *testing.T) {
+	t.Parallel()
+	secret := "GH=" + leakGHP + "\nT=" + fakeToken + "\n"
+	var gzipped, zipped bytes.Buffer
+	gw := gzip.NewWriter(&gzipped)
+	gw.Write([]byte(secret))
+	gw.Close()
+	zw := zip.NewWriter(&zipped)
+	w, _ := zw.Create("env.txt")
+	w.Write([]byte(secret))
+	zw.Close()
+	bzip2 := "BZh91AY&SY\x0c\xff\xb7\xdc\x00\x00\tO\x80\x00\x10\x7f\xe2(\xc4\x18\x00\xb6\xed\xc2\x00 \x001\x8c&&L\x04\xc0\x00R4\xd0\xd34#\xd42a\xa6\xa7\xa4\xad\x14:\xc7vp\xd7\x07Pd\xa22\x98\xcc\xb1w}\xd8\x15kp7\xc0\xdf\x83\xb3\x7f\x17rE8P\x90\x0c\xff\xb7\xdc" // bz2.compress("GH=" + leakGHP + "\n")
+	for _, tc := range []struct {
+		name, body string
+		withheld   bool
+	}{
+		{"gzip after a byte", "X" + gzipped.String(), true},
+		{"zip after an image", "\x89PNG\r\n\x1a\n\xff" + zipped.String(), true},
+		{"bzip2 after a byte", "\xff" + bzip2, true},
+		{"xz after a byte", "\xff\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F", true},
+		{"git pack after a byte", "\xffPACK\x00\x00\x00\x02\x00\x00\x00\x01\x95\x0ax\x9c", true},
+		{"gzip's magic alone", "\xff\x1f\x8b\x08\xe0\x00\x00\x00\x00\x00\x00 ok", false},
+		{"words like PACKAGE and BZh9", "\xffPACKAGE BZh9 PK 7z", false},
+	} {
+		sc := &scrubber{red: newRedactor(fakeToken), mask: true, maxBinary: 1 << 20}
+		_, _, err := sc.body(&sent{class: binaryBody, body: []byte(tc.body)}, 100, 1<<20)
+		if withheld := err != nil && strings.Contains(err.Error(), "cannot read"); withheld != tc.withheld {
+			t.Errorf("%s: withheld %v, want %v (%v)", tc.name, withheld, tc.withheld, err)
+		}
+	}
+}
+
+// TestWithholdPatches checks that the data of a git binary patch is withheld
+// wherever it stands: in a patch, in a diff of a stored patch (its lines
+// after '+', '-' or a space) and with CRLF line ends; text that only looks
+// like a hunk, outside a binary patch, is kept.
+func TestWithholdPatches(t *testing.T) {
+	t.Parallel()
+	const w = "[base85 of compressed bytes, withheld: redaction and masking cannot read it]"
+	for _, tc := range []struct{ in, want string }{
+		{"GIT binary patch\nliteral 12\nTcmZ?wb>`P>Ffhem8~^~y\n\nliteral 0\nHcmV?d00001\n\n", "GIT binary patch\nliteral 12\n" + w + "\n\nliteral 0\n" + w + "\n\n"},
+		{"+GIT binary patch\n+literal 12\n+TcmZ?wb>`P>Ffhem8~^~y\n+\n", "+GIT binary patch\n+literal 12\n+" + w + "\n+\n"},
+		{"- GIT binary patch\n- delta 5\n- TcmZ?wb>`P>Ffhem8~^~y\n", "- GIT binary patch\n- delta 5\n- " + w + "\n"},
+		{"GIT binary patch\r\nliteral 12\r\nTcmZ?wb>`P>Ffhem8~^~y\r\n\r\n", "GIT binary patch\r\nliteral 12\r\n" + w + "\r\n\r\n"},
+		{"GIT binary patch\nsee literal 12\nTcmZ?wb>`P>Ffhem8~^~y\n", "GIT binary patch\nsee literal 12\nTcmZ?wb>`P>Ffhem8~^~y\n"},
+	} {
+		if diff := cmp.Diff(tc.want, withholdPatches(tc.in)); diff != "" {
+			t.Errorf("withholdPatches(%q): mismatch (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}

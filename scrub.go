@@ -69,22 +69,46 @@ func (sc *scrubber) file(s string) string {
 	return sc.str(markHidden(s, sc.marked))
 }
 
-// sealedMagic are the first bytes of compressed archives and documents:
-// redaction and masking cannot read what they hold.
-var sealedMagic = []string{"PK\x03\x04", "PK\x05\x06", "\x1f\x8b", "BZh", "\xfd7zXZ\x00", "\x28\xb5\x2f\xfd", "7z\xbc\xaf\x27\x1c", "Rar!\x1a\x07", "%PDF-",
-	"# v2 git bundle\n", "# v3 git bundle\n", "PACK"}
+// sealedMagic are signatures of compressed archives and documents (zip and
+// its end record, xz, zstd, 7z, rar, PDF, git bundles and packs, a bzip2
+// block): redaction and masking cannot read what they hold. They are looked
+// for anywhere, so that a byte before one cannot hide it; too short a
+// signature (zlib's two bytes) would withhold images and programs by chance.
+var sealedMagic = []string{"PK\x03\x04", "PK\x05\x06", "\xfd7zXZ\x00", "\x28\xb5\x2f\xfd", "7z\xbc\xaf\x27\x1c", "Rar!\x1a\x07", "%PDF-",
+	"# v2 git bundle\n", "# v3 git bundle\n", "PACK\x00\x00\x00", "1AY&SY"}
+
+// compressed reports whether b holds a compressed archive or document anywhere:
+// one of sealedMagic, or a gzip header (its magic and method, flags without
+// their reserved bits, a known extra flag and operating system).
+func compressed(b []byte) bool {
+	if slices.ContainsFunc(sealedMagic, func(m string) bool { return bytes.Contains(b, []byte(m)) }) {
+		return true
+	}
+	for i := 0; ; i++ {
+		j := bytes.Index(b[i:], []byte("\x1f\x8b\x08"))
+		if j < 0 || i+j+10 > len(b) {
+			return false
+		}
+		if h := b[i+j:]; h[3]&0xe0 == 0 && (h[8] == 0 || h[8] == 2 || h[8] == 4) && (h[9] <= 13 || h[9] == 255) {
+			return true
+		}
+		i += j
+	}
+}
 
 // binaryPatch is a hunk of a git binary patch: its lines are base85 of
-// zlib-compressed bytes, which redaction and masking cannot read.
-var binaryPatch = regexp.MustCompile("(?m)^((?:literal|delta) [0-9]+)\n(?:[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\n)+")
+// zlib-compressed bytes, which redaction and masking cannot read. In a diff
+// of a stored patch its lines start with '+', '-' or a space; they may end
+// in CRLF.
+var binaryPatch = regexp.MustCompile("(?m)^([+ -]*)((?:literal|delta) [0-9]+)(\r?\n)(?:[+ -]*[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\r?\n)+")
 
 // withholdPatches replaces the data of every git binary patch hunk in s
 // (text or not) with a line saying it was withheld.
 func withholdPatches(s string) string {
-	if !strings.Contains(s, "GIT binary patch\n") {
+	if !strings.Contains(s, "GIT binary patch") {
 		return s
 	}
-	return binaryPatch.ReplaceAllString(s, "$1\n[base85 of compressed bytes, withheld: redaction and masking cannot read it]\n")
+	return binaryPatch.ReplaceAllString(s, "$1$2$3$1[base85 of compressed bytes, withheld: redaction and masking cannot read it]$3")
 }
 
 // binary redacts and masks secrets in the bytes of binary content, which may
@@ -93,7 +117,7 @@ func withholdPatches(s string) string {
 // or document (sealedMagic), or bytes in which a secret shows only in one of
 // their binaryViews.
 func (sc *scrubber) binary(b []byte) []byte {
-	if slices.ContainsFunc(sealedMagic, func(m string) bool { return bytes.HasPrefix(b, []byte(m)) }) {
+	if compressed(b) {
 		return nil
 	}
 	s, rules := sc.red.redact(withholdPatches(string(b))), []string(nil)
