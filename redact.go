@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -569,28 +568,44 @@ func redactMask(s string, r *redactor, mask bool) (string, []string) {
 	return maskString(s)
 }
 
-// escapedChar is a literal JSON escape of one character, \u0001, or of a
-// surrogate pair, \udb40\udc49; each backslash may be a run of them, as JSON
-// nested more than once gives.
-var escapedChar = regexp.MustCompile(`\\+u[dD][89abAB][0-9a-fA-F]{2}\\+u[dD][c-fC-F][0-9a-fA-F]{2}|\\+u[0-9a-fA-F]{4}`)
-
-// stripEscapedHidden removes from s the literal JSON escapes (escapedChar) of
-// invisibleCarriers and returns the text and how many it removed.
+// stripEscapedHidden removes from s the literal JSON escapes of
+// invisibleCarriers, \u0001, or \udb40\udc49 for a surrogate pair, each
+// backslash with the run of them before it (JSON nested more than once). It
+// returns the text and how many it removed.
 func stripEscapedHidden(s string) (string, int) {
-	n := 0
-	out := escapedChar.ReplaceAllStringFunc(s, func(m string) string {
-		var u []uint16
-		for _, h := range strings.FieldsFunc(m, func(c rune) bool { return c == '\\' || c == 'u' }) {
-			v, _ := strconv.ParseUint(h, 16, 16) // four hex digits
-			u = append(u, uint16(v))
+	var b strings.Builder
+	n, at := 0, 0 // s[:at] is written or removed
+	for i := 0; ; {
+		k := strings.Index(s[i:], `\u`)
+		if k < 0 {
+			break
 		}
-		if carrierOf(utf16.Decode(u)[0]) == nil {
-			return m
+		start, end := i+k, i+k+6
+		for start > at && s[start-1] == '\\' {
+			start--
 		}
-		n++
-		return ""
-	})
-	return out, n
+		r, ok := hex4(s, i+k+2)
+		if ok && utf16.IsSurrogate(r) { // the other half, after its own run of backslashes
+			j := end
+			for j < len(s) && s[j] == '\\' {
+				j++
+			}
+			if r2, ok2 := hex4(s, j+1); j > end && j < len(s) && s[j] == 'u' && ok2 {
+				r, end = utf16.DecodeRune(r, r2), j+5
+			}
+		}
+		if !ok || carrierOf(r) == nil {
+			i += k + 2
+			continue
+		}
+		b.WriteString(s[at:start])
+		at, i, n = end, end, n+1
+	}
+	if n == 0 {
+		return s, 0
+	}
+	b.WriteString(s[at:])
+	return b.String(), n
 }
 
 // invisibleCarrier is a range of code points that display as nothing (or as

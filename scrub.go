@@ -728,12 +728,13 @@ func decodeString(b []byte) (string, error) {
 }
 
 // hex4 reads the four hex digits of a \u escape at s[i:].
-func hex4(s []byte, i int) (rune, bool) {
+func hex4[T string | []byte](s T, i int) (rune, bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range s[i : i+4] {
+	for j := i; j < i+4; j++ {
+		c := s[j]
 		d := strings.IndexByte("0123456789abcdef", c|0x20) // c|0x20 folds A-F to a-f
 		if c < '0' || d < 0 {
 			return 0, false
