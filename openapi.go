@@ -86,8 +86,14 @@ type swaggerSchema struct {
 // a schema first needs them, so the server starts in a few milliseconds.
 // The paths are walked in place, not split into maps: a route or method
 // given twice is read twice, and its operationId is then a duplicate.
+//
+// Its text (summaries, descriptions, names) reaches the model through
+// tools/list and gitea_find_operations, and with GITEA_OPENAPI=live comes
+// from Gitea: hidden characters go first, raw or escaped.
 func parseOpenAPI(doc []byte) ([]*operation, error) {
-	top, err := members(doc)
+	text, _ := stripHidden(string(doc))
+	text, _ = stripEscapedHidden(text) // a whole escape, its run of backslashes included: still JSON
+	top, err := members([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}

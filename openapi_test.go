@@ -163,6 +163,24 @@ func TestParseOpenAPIErrors(t *testing.T) {
 	}
 }
 
+// TestParseOpenAPIHidden: the document's text reaches the model (tools/list,
+// gitea_find_operations), and a live one comes from Gitea: its hidden
+// characters, raw or as JSON escapes, are removed before anything is read.
+func TestParseOpenAPIHidden(t *testing.T) {
+	t.Parallel()
+	doc := `{"swagger":"2.0","paths":{"/a":{"get":{"operationId":"x","summary":"List\u200b it\udb40\udc49 ‮now",` +
+		`"tags":["t"],"parameters":[{"name":"q","in":"query","type":"string","description":"a\\\u2066b \u0041"}]}}}}`
+	ops, err := parseOpenAPI([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := ops[0].inputSchema()
+	got := []string{ops[0].Summary, s.Properties["q"].Description}
+	if diff := cmp.Diff([]string{"List it now", "ab A"}, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
 // TestDecodeStrings: the scanner's split of a string array agrees with
 // encoding/json, to which anything but a plain array goes.
 func TestDecodeStrings(t *testing.T) {
