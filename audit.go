@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -421,6 +422,9 @@ type refusal struct {
 // refuse audits a refused mutation; a refused read is not audited.
 func (x *executor) refuse(ctx context.Context, r refusal) {
 	e := auditEntry{Tool: r.tool, Action: r.action, Method: strings.ToUpper(r.method), Path: r.path, Decision: "denied", Rule: r.rule, Reason: r.reason}
+	if !slices.Contains(httpMethods, strings.ToLower(e.Method)) {
+		e.Method = "" // the model's text, upper-cased past redaction; the reason quotes it scrubbed
+	}
 	if prof, _ := x.active(ctx); prof != nil {
 		e.Profile, e.AuditLabel = prof.Name, prof.AuditLabel
 	}

@@ -200,6 +200,22 @@ func TestAuditReasonRedacted(t *testing.T) {
 	}
 }
 
+// TestAuditMethodRedacted checks that the raw tool's method, which the
+// audit line of its refusal wrote upper-cased (past exact redaction), holds
+// no secret the model passed there: a method that is none is left out.
+func TestAuditMethodRedacted(t *testing.T) {
+	t.Parallel()
+	gitea := newScriptedGitea(t).user("alice")
+	log := filepath.Join(t.TempDir(), "audit.log")
+	s := gitea.server(t, "GITEA_MCP_PROFILE", "gitea-owner", "GITEA_AUDIT_LOG", log)
+	text := callText(t, s, "gitea_api_request", map[string]any{"method": "POST " + fakeToken + " \u200b" + leakGHP, "path": "/repos/alice/demo/issues"})
+	audit, _ := os.ReadFile(log)
+	if all := strings.ToUpper(string(audit) + text); !strings.Contains(string(audit), `"method":"","path":"/repos/alice/demo/issues","decision":"denied"`) ||
+		strings.Contains(all, strings.ToUpper(fakeToken)) || strings.Contains(all, strings.ToUpper(leakGHP[10:])) {
+		t.Errorf("a method quoting the token: audit %s, result %.300s", audit, text)
+	}
+}
+
 // TestMarkedReportBounded checks that a file holding every invisible carrier
 // once (thousands of code points) still gives a result within
 // MAX_TOOL_RESPONSE_CHARS: the report names at most maxMarked code points.
