@@ -686,3 +686,26 @@ func TestAuditProfileOfDecision(t *testing.T) {
 		t.Errorf("the merge decided under gitea-merger is logged as profile %q, audit label %q", got.Profile, got.AuditLabel)
 	}
 }
+
+// TestAuditArgumentsNotObject: a mutating tool called with arguments that
+// are not an object is refused by JSON-RPC, and audited as every refusal is;
+// a read tool's is not.
+func TestAuditArgumentsNotObject(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	s := testServer(t, map[string]string{"GITEA_URL": "http://127.0.0.1:1", "GITEA_TOKEN": fakeToken, "GITEA_AUDIT_LOG": path, "GITEA_MCP_PROFILE": "gitea-merger"})
+	for _, name := range []string{"gitea_merge_pr", "gitea_whoami"} {
+		if _, rerr := s.callTool(t.Context(), nil, json.RawMessage(`{"name":"`+name+`","arguments":["owner","alice"]}`)); rerr == nil || rerr.Code != codeInvalidParams {
+			t.Errorf("%s: %v, want invalid params", name, rerr)
+		}
+	}
+	s.exec.audit.close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e auditEntry
+	if lines := strings.Count(string(data), "\n"); lines != 1 || json.Unmarshal(data, &e) != nil || e.Tool != "gitea_merge_pr" || e.Rule != "argument validation" {
+		t.Errorf("%d audit lines %q; want one, gitea_merge_pr's argument validation", lines, data)
+	}
+}

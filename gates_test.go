@@ -491,6 +491,8 @@ func TestMergeGates(t *testing.T) {
 	runLiveCases(t, []liveCase{
 		{"all gates pass", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args(), merged},
 		{"all gates pass, squash", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("merge_method", "squash"), merged},
+		{"the base checked", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("base", "main"), merged},
+		{"retargeted since the check", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("base", "release"), refused("base is still base")},
 		{"confirm in other case", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("confirm", "merge pr 1"),
 			liveGot{IsError: true, Blocked: []string{"confirm"}, NoWho: true}},
 		{"confirm of another pull request", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("confirm", "MERGE PR 2"),

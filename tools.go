@@ -290,7 +290,8 @@ func (s *server) callTool(ctx context.Context, sess *session, params json.RawMes
 		return nil, errorf(codeInvalidParams, "unknown tool %q", p.Name)
 	}
 	args, err := decodeArgs(p.Arguments)
-	if err != nil {
+	if err != nil { // a mutating tool's refusal is audited, whatever its arguments' shape
+		s.refuseArgs(ctx, t, nil, err)
 		return nil, errorf(codeInvalidParams, "invalid params: %v", err)
 	}
 	if t.op != nil { // the executor validates an operation's arguments
@@ -542,7 +543,9 @@ func activateProfileTool(ctx context.Context, s *server, sess *session, args map
 		return errorResult("permission_denied", "runtime profile switching is not allowed by this server's configuration; use a server started with the profile you need")
 	}
 	prof, token, err := selectProfile(x.profiles, name, s.cfg.token)
-	if err == nil && strings.ContainsAny(token, " \t\r\n") {
+	if slices.ContainsFunc(builtinProfiles(), func(p *profile) bool { return p.Name == name }) {
+		err = fmt.Errorf("profile %q is built in: switching reaches only the profiles of GITEA_MCP_CONFIG, whose limits (forbidden operations, repositories) a built-in would leave behind", name)
+	} else if err == nil && strings.ContainsAny(token, " \t\r\n") {
 		err = errors.New("the profile's token contains white space")
 	}
 	if err != nil {
@@ -595,8 +598,8 @@ func workflowTools() []*tool {
 			schema: obj([]string{"index", "action"}, map[string]*Schema{"index": num,
 				"action": {Type: "string", Enum: []any{"approve", "merge"}}})},
 		{name: "gitea_merge_pr", perm: permMerge, ops: []string{"repoGetPullRequest", "repoGetPullRequestFiles", "repoMergePullRequest"}, run: mergePR,
-			description: "Merge a pull request through gates: confirm \"MERGE PR <index>\", eligibility, Gitea's mergeable, unchanged head_sha, expected files.",
-			schema: obj([]string{"index", "head_sha", "confirm"}, map[string]*Schema{"index": num, "head_sha": str("head commit you reviewed"),
+			description: "Merge a pull request through gates: confirm \"MERGE PR <index>\", eligibility, Gitea's mergeable, unchanged head_sha and base, expected files.",
+			schema: obj([]string{"index", "head_sha", "confirm"}, map[string]*Schema{"index": num, "head_sha": str("head commit you reviewed"), "base": str("base branch you checked"),
 				"merge_method":           {Type: "string", Enum: []any{"merge", "squash", "rebase"}},
 				"expected_changed_files": {Type: "array", Items: &Schema{Type: "string"}},
 				"confirm":                str("exactly: MERGE PR <index>")})},

@@ -413,3 +413,28 @@ func TestListingAgreesWithCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestActivateOnlyFileProfiles: runtime switching reaches the profile file's
+// own profiles, never a built-in one, which would leave the file's
+// forbidden operations and repositories behind.
+func TestActivateOnlyFileProfiles(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"allow_runtime_switching": true, "profiles": [
+		{"profile_name": "narrow", "allowed_operations": ["gitea.read"], "repositories": ["alice/demo"]},
+		{"profile_name": "other", "allowed_operations": ["gitea.read", "gitea.issue.comment"], "repositories": ["alice/demo"]}]}`), 0o600)
+	f := newScriptedGitea(t).user("bob")
+	s := f.server(t, "GITEA_MCP_PROFILE", "narrow", "GITEA_MCP_CONFIG", config)
+	for _, tc := range []struct {
+		profile string
+		kind    string // "" for activated
+	}{{"gitea-owner", "invalid_profile"}, {"prgs-reconciler", "invalid_profile"}, {"other", ""}} {
+		out, isErr := fakeCall(t, t.Context(), s, "gitea_activate_profile", map[string]any{"profile": tc.profile})
+		if kind := str0(get(out, "error.kind")); isErr != (tc.kind != "") || kind != tc.kind {
+			t.Errorf("activate %s: %v; want error kind %q", tc.profile, out, tc.kind)
+		}
+	}
+	if p, _ := s.exec.active(t.Context()); p.Name != "other" {
+		t.Errorf("active profile %q, want other", p.Name)
+	}
+}

@@ -197,7 +197,7 @@ func checkEligibility(ctx context.Context, s *server, _ *session, args map[strin
 	if env != nil {
 		return envelopeResult(env)
 	}
-	out := map[string]any{"action": action, "eligible": passed(gates), "gates": gates, "head_sha": pr.Head.SHA,
+	out := map[string]any{"action": action, "eligible": passed(gates), "gates": gates, "head_sha": pr.Head.SHA, "base": pr.Base.Ref,
 		"author": pr.User.Login, "state": pr.State, "mergeable": pr.Mergeable,
 		"pin": map[string]string{"approve": "on every route an approval names head_sha as commit_id", "merge": "on every route a merge names head_sha as head_commit_id (gitea_merge_pr: head_sha)"}[action]}
 	if !passed(gates) {
@@ -258,6 +258,9 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 	}
 	gates = append(gates, elig...)
 	gates = append(gates, gate{"head is still head_sha", pr.Head.SHA == headSHA, "live head " + pr.Head.SHA})
+	if base, ok := args["base"].(string); ok { // a pull request retargeted since the check merges elsewhere
+		gates = append(gates, gate{"base is still base", pr.Base.Ref == base, "live base " + pr.Base.Ref})
+	}
 	if files, ok := args["expected_changed_files"].([]any); ok && passed(gates) {
 		var got, want []string
 		// A name the result pipeline changed is not Gitea's: it cannot be compared.
