@@ -58,10 +58,10 @@ type auditEntry struct {
 	RequiredPermission string `json:"required_permission"`
 	Method             string `json:"method"`
 	Path               string `json:"path"`     // relative API path; record drops any scheme, host and query
-	Decision           string `json:"decision"` // allowed or denied
+	Decision           string `json:"decision"` // allowed (before it is sent), answered (status: Gitea's) or denied
 	Rule               string `json:"rule"`     // who decided: policy, infra_stop, argument validation, a workflow gate
 	Reason             string `json:"reason"`
-	Status             int    `json:"status"` // Gitea's HTTP status, 0 when the request was not sent
+	Status             int    `json:"status"` // Gitea's HTTP status; 0 before the request is sent, or when it is not
 	Prev               string `json:"prev"`   // set by record; the line's mac follows it
 }
 
@@ -314,8 +314,8 @@ func (a *auditLog) record(e auditEntry) error {
 	if a == nil {
 		return nil
 	}
-	if e.Decision != "allowed" && e.Decision != "denied" {
-		return fmt.Errorf("audit: decision %q: want allowed or denied", e.Decision)
+	if e.Decision != "allowed" && e.Decision != "denied" && e.Decision != "answered" {
+		return fmt.Errorf("audit: decision %q: want allowed, denied or answered", e.Decision)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -389,9 +389,10 @@ func (a *auditLog) close() error {
 // audited writes one audit line with the caller's identity; e names the
 // profile that decided (a switch since must not rename it). Every mutation
 // attempt goes through here: the executor's decisions (record) and the
-// refusals before it (refuse). A failure to write is reported on stderr;
-// later mutations then stop (infra_stop).
-func (x *executor) audited(ctx context.Context, e auditEntry) {
+// refusals before it (refuse). A failure to write is reported on stderr and
+// returned: the mutation it would record is not sent, and later ones stop
+// (infra_stop).
+func (x *executor) audited(ctx context.Context, e auditEntry) error {
 	_, c := x.active(ctx)
 	red := x.redactor(c) // a reason or path may quote a secret
 	e.Reason, _, _ = scrubString(e.Reason, red, x.cfg.secretMode != modeOff)
@@ -402,9 +403,16 @@ func (x *executor) audited(ctx context.Context, e auditEntry) {
 		e.Login = c.me.Login
 	}
 	c.mu.Unlock()
-	if err := x.audit.record(e); err != nil {
+	err := x.audit.record(e)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "giteamcp: audit log: %v\n", err)
 	}
+	return err
+}
+
+// auditStop is the reason mutations stop while the audit log cannot be written.
+func auditStop(err error) string {
+	return fmt.Sprintf("infra_stop: the audit log cannot be written (%v); mutations stop until it can: free the disk or fix GITEA_AUDIT_LOG, then restart the server", err)
 }
 
 // refusal is a mutation refused before the executor's policy decision: by

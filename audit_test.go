@@ -364,7 +364,7 @@ func TestAuditRecordErrors(t *testing.T) {
 		t.Errorf("nil log: close = %v", err)
 	}
 	a := openTestAudit(t, filepath.Join(t.TempDir(), "audit.log"), nil)
-	if err := a.record(auditEntry{Decision: "maybe"}); !errContains(err, `audit: decision "maybe": want allowed or denied`) {
+	if err := a.record(auditEntry{Decision: "maybe"}); !errContains(err, `audit: decision "maybe": want allowed, denied or answered`) {
 		t.Errorf("bad decision: record = %v", err)
 	}
 	a.f.Close() // writes now fail, and keep failing

@@ -228,6 +228,13 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 		*r.judge = d
 		return &envelope{}
 	}
+	// A mutation's line is written before it is sent, and one that cannot be
+	// written stops it; a second line records Gitea's answer.
+	if d.Allowed && d.RequiredPermission != permRead {
+		if err := x.audited(ctx, auditEntryFor(d, prof, op.Method, p, 0)); err != nil {
+			d.Allowed, d.Infra, d.Reason = false, true, x.message(sc, auditStop(err), maxReason)
+		}
+	}
 	if !d.Allowed {
 		x.audited(ctx, auditEntryFor(d, prof, op.Method, p, 0))
 		return &envelope{Identity: c.identity(), Request: &requestInfo{Method: op.Method, Path: p, Operation: op.ID}, UntrustedContent: untrustedNotice,
@@ -235,7 +242,9 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 	}
 	ex, err := x.send(ctx, op, p, query, body)
 	if d.RequiredPermission != permRead {
-		x.audited(ctx, auditEntryFor(d, prof, op.Method, p, ex.status))
+		e := auditEntryFor(d, prof, op.Method, p, ex.status)
+		e.Decision = "answered"
+		x.audited(ctx, e)
 	}
 	if err != nil {
 		return x.failure(ctx, ex, err, red)
@@ -260,7 +269,7 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	if perm, _ := resolvePermission(info, args); perm != permRead {
 		err := infraCheck(x.cfg.profileFile, x.srcDir)
 		if err == nil && x.audit.failed() != nil {
-			err = fmt.Errorf("infra_stop: the audit log cannot be written (%v); mutations stop until it can: free the disk or fix GITEA_AUDIT_LOG, then restart the server", x.audit.failed())
+			err = errors.New(auditStop(x.audit.failed()))
 		}
 		if err != nil {
 			d := decide(prof, "", tool, info, args, params)

@@ -103,8 +103,8 @@
 //	GITEA_MCP_PROFILE           the execution profile (built-in or from
 //	                            GITEA_MCP_CONFIG); none: reads only
 //	GITEA_MCP_CONFIG            JSON file of profiles
-//	GITEA_AUDIT_LOG             file of the audit log, one sealed line per
-//	                            mutation attempt
+//	GITEA_AUDIT_LOG             file of the audit log: sealed lines of every
+//	                            mutation attempt, written before it is sent
 //	GITEA_AUDIT_KEY             32 random bytes, base64 or hex: the initial key
 //	                            of the audit log's forward-secure HMAC-SHA256
 //	                            chain; none: a plain SHA-256 chain

@@ -47,7 +47,8 @@ func TestCallerTokenRedacted(t *testing.T) {
 
 // TestAuditFailureStopsMutations shows that once the audit log cannot be
 // written, mutations are refused before they are sent (kind infra_stop),
-// while reads go on.
+// the first included, whose line is written before its request, while reads
+// go on.
 func TestAuditFailureStopsMutations(t *testing.T) {
 	t.Parallel()
 	f := newScriptedGitea(t).user("bob").json(issuePath+"/comments", []any{}).
@@ -69,9 +70,9 @@ func TestAuditFailureStopsMutations(t *testing.T) {
 		out, isErr := fakeCall(t, t.Context(), s, call.tool, call.args)
 		got = append(got, outcome{isErr, str0(get(out, "error.kind")), len(f.writes())})
 	}
-	// The first comment is sent and its audit line fails; the second is
-	// refused unsent; reads go on.
-	want := []outcome{{false, "", 1}, {true, "infra_stop", 1}, {false, "", 1}}
+	// The first comment's line fails before it is sent: refused unsent, as
+	// the second is; reads go on.
+	want := []outcome{{true, "infra_stop", 0}, {true, "infra_stop", 0}, {false, "", 0}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
