@@ -955,3 +955,22 @@ func TestHTTPSlowBody(t *testing.T) {
 		}()
 	}
 }
+
+// TestHTTPBatchInitialize checks that an initialize inside a 2025-03-26
+// batch is refused with -32600 (initialize must not be part of a batch), so
+// that it cannot renegotiate the session the batch runs in: the session
+// keeps its version and the batch's other messages are served.
+func TestHTTPBatchInitialize(t *testing.T) {
+	t.Parallel()
+	ts, _ := newHTTPTest(t, nil)
+	sid := httpSessionID(t, ts.URL, "2025-03-26")
+	_, body := httpDo(t, ts.URL, http.MethodPost, []string{hdrSession, sid},
+		`[{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25"}},{"jsonrpc":"2.0","id":3,"method":"ping"}]`)
+	want := `[{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: initialize must not be part of a batch"}},{"jsonrpc":"2.0","id":3,"result":{}}]`
+	if diff := cmp.Diff(want, string(body)); diff != "" {
+		t.Errorf("batch with initialize: mismatch (-want +got):\n%s", diff)
+	}
+	if resp, body := httpDo(t, ts.URL, http.MethodPost, []string{hdrSession, sid, hdrVersion, "2025-03-26"}, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); resp.StatusCode != http.StatusOK {
+		t.Errorf("ping at the session's version after the batch: %s %s", resp.Status, body)
+	}
+}

@@ -396,6 +396,7 @@ func (sess *session) handleBatch(ctx context.Context, raw []byte) []byte {
 			Error: errorf(codeInvalidRequest, "a batch holds at most %d messages", maxInFlight)})
 	}
 	var out [][]byte
+	ctx = context.WithValue(ctx, batchKey{}, true)
 	for _, m := range msgs { // each a JSON value without surrounding space
 		r := encode(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "nested batch")})
 		if m[0] != '[' {
@@ -548,10 +549,12 @@ func (sess *session) requestMeta(m *message) (reqMeta, *rpcError) {
 	return reqMeta{version: sess.version, logLevel: sess.logLevel}, nil
 }
 
-// Context keys: the request's protocol facts and its session.
+// Context keys: the request's protocol facts, its session, and whether it
+// came in a batch.
 type (
 	metaKey    struct{}
 	sessionKey struct{}
+	batchKey   struct{}
 )
 
 // dispatch runs one request method and returns its result.
@@ -601,6 +604,9 @@ func (sess *session) dispatch(ctx context.Context, m *message) (any, *rpcError) 
 func (sess *session) legacy(ctx context.Context, m *message) (map[string]any, *rpcError) {
 	switch m.Method {
 	case "initialize":
+		if ctx.Value(batchKey{}) != nil { // it would renegotiate the session the batch runs in
+			return nil, errorf(codeInvalidRequest, "invalid request: initialize must not be part of a batch")
+		}
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
