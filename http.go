@@ -42,6 +42,11 @@ const (
 // maxSessions bounds the HTTP sessions kept at once.
 const maxSessions = 1000
 
+// maxNotificationBytes bounds a POST body read without a slot of the bound on
+// requests in flight: only a notification is served without one, and bodies
+// read whole only in a slot keep the memory they hold bounded.
+const maxNotificationBytes = 16 << 10
+
 // CORS answers to the origins of MCP_ALLOWED_ORIGINS: what a browser-based
 // client may send to /mcp and read of the answers.
 const (
@@ -364,9 +369,10 @@ func (p *httpPeek) handle(ctx context.Context, sess *session, body []byte) []byt
 
 // post serves one message (or a 2025-03-26 batch) and answers with its
 // response, or 202 when there is none. A request beyond the bound on
-// requests in flight is refused at once with 503 and "server busy". An
-// unsupported MCP-Protocol-Version outside the stateless form is a 400 with
-// -32022.
+// requests in flight is refused at once with 503 and "server busy"; its body
+// is read whole only in a slot of that bound, and without one only as far
+// as a notification may be long. An unsupported MCP-Protocol-Version outside
+// the stateless form is a 400 with -32022.
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Values("Accept")
 	sse := !accepts(accept, "application/json")
@@ -379,8 +385,23 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		httpFail(w, http.StatusUnsupportedMediaType, nil, errorf(codeInvalidRequest, "Content-Type must be application/json"))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessageBytes))
-	if _, big := errors.AsType[*http.MaxBytesError](err); big {
+	busy := func(id json.RawMessage) {
+		w.Header().Set("Retry-After", "1")
+		httpFail(w, http.StatusServiceUnavailable, id, busyError(cap(t.slots)))
+	}
+	slot, limit := false, int64(maxMessageBytes)
+	select {
+	case t.slots <- struct{}{}:
+		slot = true
+		defer func() { <-t.slots }()
+	default: // a notification (a cancellation) always gets through
+		limit = maxNotificationBytes
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if _, big := errors.AsType[*http.MaxBytesError](err); big && !slot {
+		busy(nil)
+		return
+	} else if big {
 		httpFail(w, http.StatusRequestEntityTooLarge, nil, errorf(codeInvalidRequest, "message larger than %d bytes", maxMessageBytes))
 		return
 	}
@@ -397,15 +418,9 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.sse = sse
-	if batch || p.msg.ID != nil { // a request; a notification (a cancellation) always gets through
-		select {
-		case t.slots <- struct{}{}:
-			defer func() { <-t.slots }()
-		default:
-			w.Header().Set("Retry-After", "1")
-			httpFail(w, http.StatusServiceUnavailable, p.id(), busyError(cap(t.slots)))
-			return
-		}
+	if !slot && (batch || p.msg.ID != nil) {
+		busy(p.id())
+		return
 	}
 	sid, v := r.Header.Get(hdrSession), r.Header.Get(hdrVersion)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -972,5 +973,63 @@ func TestHTTPBatchInitialize(t *testing.T) {
 	}
 	if resp, body := httpDo(t, ts.URL, http.MethodPost, []string{hdrSession, sid, hdrVersion, "2025-03-26"}, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); resp.StatusCode != http.StatusOK {
 		t.Errorf("ping at the session's version after the batch: %s %s", resp.Status, body)
+	}
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+// Read reads from r and counts.
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestHTTPBodyInSlot checks that a POST body is read whole only in a slot
+// of MCP_HTTP_MAX_IN_FLIGHT: while every slot is taken, a large request is
+// refused as busy after at most maxNotificationBytes of its body (bodies
+// pending for a slot held no memory bound), and a notification still gets
+// through; with a slot free the large request is served.
+func TestHTTPBodyInSlot(t *testing.T) {
+	t.Parallel()
+	tr := newTestTransport(t, map[string]string{"MCP_HTTP_MAX_IN_FLIGHT": "1"})
+	post := func(sid, body string) (*httptest.ResponseRecorder, int) {
+		cr := &countingReader{r: strings.NewReader(body)}
+		req := httptest.NewRequest(http.MethodPost, "/mcp", cr)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(hdrSession, sid)
+		w := httptest.NewRecorder()
+		tr.ServeHTTP(w, req)
+		return w, cr.n
+	}
+	w, _ := post("", initBody("2025-11-25"))
+	sid := w.Header().Get(hdrSession)
+	large := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`
+	type got struct{ Status, Read int }
+	for _, tt := range []struct {
+		name string
+		busy bool
+		body string
+		want got
+	}{
+		{"a large request while busy", true, large, got{http.StatusServiceUnavailable, maxNotificationBytes + 1}},
+		{"a notification while busy", true, note, got{http.StatusAccepted, len(note)}},
+		{"a large request with a slot free", false, large, got{http.StatusOK, len(large)}},
+	} {
+		if tt.busy {
+			tr.slots <- struct{}{} // the one slot taken
+		}
+		w, n := post(sid, tt.body)
+		if tt.busy {
+			<-tr.slots
+		}
+		if diff := cmp.Diff(tt.want, got{w.Code, n}); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
