@@ -39,8 +39,13 @@ const (
 	hdrName    = "Mcp-Name"
 )
 
-// maxSessions bounds the HTTP sessions kept at once.
-const maxSessions = 1000
+// maxSessions bounds the HTTP sessions kept at once, and maxStreams the GET
+// streams of one user: a stream keeps its session busy, and with fewer
+// streams than sessions one user cannot keep every session busy.
+const (
+	maxSessions = 1000
+	maxStreams  = maxSessions / 4
+)
 
 // maxNotificationBytes bounds a POST body read without a slot of the bound on
 // requests in flight: only a notification is served without one, and bodies
@@ -176,6 +181,7 @@ type httpTransport struct {
 	cfg   *httpConfig
 	oauth *oauthServer  // OAuth mode; nil otherwise
 	limit int           // most sessions kept; an idle one of whoever holds the most makes room
+	most  int           // most GET streams of one user at once
 	idle  time.Duration // an idle session ends after this long
 	read  time.Duration // a request's headers and body must arrive within this
 	slots chan struct{} // one per request in flight, all sessions together
@@ -184,6 +190,7 @@ type httpTransport struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	streams  map[string]int // GET streams open per session owner
 }
 
 // newHTTPTransport returns a transport for s with configuration c. The
@@ -195,8 +202,8 @@ func (s *server) newHTTPTransport(c *httpConfig) *httpTransport {
 	if gt, ok := s.exec.client.Transport.(*http.Transport); ok && gt.MaxIdleConnsPerHost < c.inFlight {
 		gt.MaxIdleConns, gt.MaxIdleConnsPerHost = c.inFlight, c.inFlight
 	}
-	t := &httpTransport{srv: s, cfg: c, limit: maxSessions, idle: time.Hour, read: 30 * time.Second,
-		slots: make(chan struct{}, c.inFlight), stop: make(chan struct{}), sessions: map[string]*httpSession{}}
+	t := &httpTransport{srv: s, cfg: c, limit: maxSessions, most: maxStreams, idle: time.Hour, read: 30 * time.Second,
+		slots: make(chan struct{}, c.inFlight), stop: make(chan struct{}), sessions: map[string]*httpSession{}, streams: map[string]int{}}
 	if s.cfg.oauth != nil {
 		t.oauth = newOAuthServer(s.cfg.oauth, giteaClient(s.cfg))
 		t.oauth.identify = func(ctx context.Context, token string) account {
@@ -507,7 +514,8 @@ func (t *httpTransport) initialize(w http.ResponseWriter, r *http.Request, body 
 }
 
 // get streams the session's server-initiated messages as server-sent events
-// until the client leaves, the session ends or the server shuts down.
+// until the client leaves, the session ends or the server shuts down. A user
+// already holding t.most streams gets 429.
 func (t *httpTransport) get(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r.Header.Values("Accept"), "text/event-stream") {
 		httpFail(w, http.StatusNotAcceptable, nil, errorf(codeInvalidRequest, "Accept must allow text/event-stream"))
@@ -518,6 +526,23 @@ func (t *httpTransport) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer t.release(hs)
+	t.mu.Lock()
+	n := t.streams[hs.owner]
+	if n < t.most {
+		t.streams[hs.owner] = n + 1
+	}
+	t.mu.Unlock()
+	if n >= t.most {
+		httpFail(w, http.StatusTooManyRequests, nil, errorf(codeInvalidRequest, "too many streams: at most %d GET streams per user", t.most))
+		return
+	}
+	defer func() {
+		t.mu.Lock()
+		if t.streams[hs.owner]--; t.streams[hs.owner] == 0 {
+			delete(t.streams, hs.owner)
+		}
+		t.mu.Unlock()
+	}()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -578,9 +603,11 @@ func (t *httpTransport) session(w http.ResponseWriter, r *http.Request) *httpSes
 	return hs
 }
 
-// create starts an active session of owner after ending the expired ones;
-// when the limit is reached it ends an idle session of whoever holds the
-// most, or returns nil when every session is busy.
+// create starts an active session of owner after ending the expired ones.
+// When the limit is reached it ends an idle session of whoever holds the
+// most (busy ones counted) among owner and those holding more than owner,
+// or returns nil when they have none idle: a user whose sessions are all
+// busy, by streams or requests, cannot end anyone else's.
 func (t *httpTransport) create(owner string) *httpSession {
 	now := time.Now()
 	t.mu.Lock()
@@ -594,11 +621,12 @@ func (t *httpTransport) create(owner string) *httpSession {
 		}
 	}
 	// The session to end when full: an idle one of the owner who holds the
-	// most, the least recently used of theirs, so that one user filling the
-	// table ends their own sessions before anyone else's.
+	// most, among owner and those who hold more, the least recently used of
+	// theirs, so that one user filling the table, or keeping their sessions
+	// busy, ends their own sessions, never anyone else's.
 	var lru *httpSession
 	for _, hs := range t.sessions {
-		if hs.active == 0 && (lru == nil || held[hs.owner] > held[lru.owner] ||
+		if hs.active == 0 && (hs.owner == owner || held[hs.owner] > held[owner]) && (lru == nil || held[hs.owner] > held[lru.owner] ||
 			held[hs.owner] == held[lru.owner] && hs.last.Before(lru.last)) {
 			lru = hs
 		}

@@ -1033,3 +1033,98 @@ func TestHTTPBodyInSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSessionsBusyHolder checks whom a full session table ends when the
+// user who holds the most keeps their sessions busy: none of anyone else's.
+// mallory's new session is refused while all of hers are busy, ends her own
+// idle one once she has one, and bob, holding fewer, ends only his own.
+func TestHTTPSessionsBusyHolder(t *testing.T) {
+	t.Parallel()
+	tr := newTestTransport(t, nil)
+	tr.limit = 3
+	kept := func() []string {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		var out []string
+		for _, hs := range tr.sessions {
+			out = append(out, hs.owner+":"+hs.id)
+		}
+		slices.Sort(out)
+		return out
+	}
+	name := func(hs *httpSession) string {
+		if hs == nil {
+			return "no session"
+		}
+		return hs.owner + ":" + hs.id
+	}
+	bob := tr.create("bob")
+	tr.release(bob)                                      // idle
+	m1, m2 := tr.create("mallory"), tr.create("mallory") // busy: a stream each
+	if hs := tr.create("mallory"); hs != nil {
+		t.Errorf("mallory's third session with all of hers busy: got one, ending %v", kept())
+	}
+	if diff := cmp.Diff(sorted(name(bob), name(m1), name(m2)), kept()); diff != "" {
+		t.Errorf("after mallory's refused session: mismatch (-want +got):\n%s", diff)
+	}
+	tr.release(m1)
+	m3 := tr.create("mallory")
+	if diff := cmp.Diff(sorted(name(bob), name(m2), name(m3)), kept()); diff != "" {
+		t.Errorf("mallory's session with one of hers idle: mismatch (-want +got):\n%s", diff)
+	}
+	bob2 := tr.create("bob")
+	if diff := cmp.Diff(sorted(name(m2), name(m3), name(bob2)), kept()); diff != "" {
+		t.Errorf("bob's second session: mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestHTTPSessionsStreams checks, over HTTP in OAuth mode, that GET streams
+// keep one user's sessions busy without ending another's: mallory fills the
+// table with sessions, each with a stream, and her next initialize gets 503
+// while bob's idle session lives on; and that a user's streams are bounded
+// (429 beyond), bob's counted apart from mallory's.
+func TestHTTPSessionsStreams(t *testing.T) {
+	t.Parallel()
+	ts, o := newOAuthTest(t, "http://127.0.0.1:1")
+	tr := ts.Config.Handler.(*httpTransport)
+	tr.mu.Lock()
+	tr.limit, tr.most = 5, 4
+	tr.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream := func(token, sid string) int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set(hdrSession, sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET stream: %v", err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+		}
+		return resp.StatusCode // a stream's body stays open until ctx ends
+	}
+	bob, mallory := accessToken(o, "bob", time.Hour), accessToken(o, "mallory", time.Hour)
+	bobSID := httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+bob)
+	var sids []string
+	for range 4 {
+		sid := httpSessionID(t, ts.URL, "2025-11-25", "Authorization", "Bearer "+mallory)
+		if status := stream(mallory, sid); status != http.StatusOK {
+			t.Fatalf("mallory's stream: %d", status)
+		}
+		sids = append(sids, sid)
+	}
+	type got struct{ Init, BobList, Stream, BobStream int }
+	var g got
+	resp, _ := httpDo(t, ts.URL, http.MethodPost, []string{"Authorization", "Bearer " + mallory}, initBody("2025-11-25"))
+	g.Init = resp.StatusCode
+	resp, _ = httpDo(t, ts.URL, http.MethodPost, bearer(bob, bobSID), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	g.BobList = resp.StatusCode
+	g.Stream, g.BobStream = stream(mallory, sids[0]), stream(bob, bobSID)
+	want := got{http.StatusServiceUnavailable, http.StatusOK, http.StatusTooManyRequests, http.StatusOK}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
