@@ -14,7 +14,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -22,7 +21,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -643,112 +641,6 @@ func texts(commits []pushed) []any {
 		out = append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name, c.User.FullName)
 	}
 	return out
-}
-
-// rawText reads the file at path on ref of repository repo: "" for none (a
-// 404), false when Gitea does not say.
-func (x *executor) rawText(ctx context.Context, repo map[string]string, path, ref string) (string, bool) {
-	op, p, ok := x.route("repoGetRawFile", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "filepath": path})
-	if !ok {
-		return "", false
-	}
-	ex, err := x.send(ctx, op, p, url.Values{"ref": {ref}}, nil)
-	if err == nil && ex.status == http.StatusNotFound {
-		return "", true
-	}
-	return string(ex.body), err == nil && ex.status == http.StatusOK
-}
-
-// listCommits reads the commits operation opID answers with in one answer,
-// for the path parameters params and query kv (name, value pairs): a
-// comparison's commits, all of them, or a repository's latest ten. It
-// reports whether Gitea answered with all it counted.
-func (x *executor) listCommits(ctx context.Context, opID string, params map[string]string, kv ...string) ([]pushed, bool) {
-	op, p, ok := x.route(opID, params)
-	if !ok {
-		return nil, false
-	}
-	q := url.Values{"limit": {"10"}, "stat": {"false"}, "files": {"false"}, "verification": {"false"}}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			q.Set(kv[i], kv[i+1])
-		}
-	}
-	ex, err := x.send(ctx, op, p, q, nil)
-	var list struct {
-		Total   *int     `json:"total_commits"`
-		Commits []pushed `json:"commits"`
-	}
-	if err != nil || ex.status != http.StatusOK {
-		return nil, false
-	}
-	if opID == "repoGetAllCommits" {
-		err = json.Unmarshal(ex.body, &list.Commits)
-	} else if err = json.Unmarshal(ex.body, &list); list.Total == nil || *list.Total != len(list.Commits) {
-		return nil, false
-	}
-	return list.Commits, err == nil
-}
-
-// commitMessages reads the texts (pushed) of every commit operation opID
-// lists for params and query q (a pull request's, which land on its base
-// when it is merged; or a repository's, of a ref and not of another), or of
-// every review of a pull request, page by page. It reports whether Gitea answered with all it counted.
-func (x *executor) commitMessages(ctx context.Context, opID string, params map[string]string, q url.Values) ([]any, bool) {
-	op, p, ok := x.route(opID, params)
-	if !ok {
-		return nil, false
-	}
-	var all []pushed
-	for page := 1; page <= maxCommitPages; page++ {
-		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {"50"}, "stat": {"false"}, "files": {"false"}, "verification": {"false"}, "sha": q["sha"], "not": q["not"]}
-		ex, err := x.send(ctx, op, p, q, nil)
-		var commits []pushed
-		if err != nil || ex.status != http.StatusOK || json.Unmarshal(ex.body, &commits) != nil {
-			return nil, false
-		}
-		all = append(all, commits...)
-		total, err := strconv.Atoi(ex.header.Get("X-Total-Count"))
-		switch {
-		case err != nil:
-			return nil, false
-		case len(all) >= total:
-			return texts(all), true
-		case len(commits) == 0:
-			return nil, false // fewer than Gitea counted
-		}
-	}
-	return nil, false
-}
-
-// route returns operation opID and its path with params, for a policy read.
-func (x *executor) route(opID string, params map[string]string) (*operation, string, bool) {
-	op, ok := x.cat.byID[opID]
-	if !ok {
-		return nil, "", false
-	}
-	p, err := x.routes().expand(op.routeSpec(), params)
-	return op, p, err == nil
-}
-
-// live reads the current state of an object from Gitea for a policy check,
-// with the path parameters of the call being checked. It reports success.
-func (x *executor) live(ctx context.Context, opID string, params map[string]string, v any) bool {
-	return x.get(ctx, opID, params, v) == http.StatusOK
-}
-
-// get reads an object as live does and returns Gitea's status: 0 when it
-// cannot tell (nothing sent, no answer, or one v cannot hold).
-func (x *executor) get(ctx context.Context, opID string, params map[string]string, v any) int {
-	op, p, ok := x.route(opID, params)
-	if !ok {
-		return 0
-	}
-	ex, err := x.send(ctx, op, p, nil, nil)
-	if err != nil || ex.status == http.StatusOK && v != nil && json.Unmarshal(ex.body, v) != nil {
-		return 0
-	}
-	return ex.status
 }
 
 // resolve validates a request's arguments against its operation's input

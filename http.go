@@ -47,9 +47,8 @@ const (
 	maxStreams  = maxSessions / 4
 )
 
-// maxNotificationBytes bounds a POST body read without a slot of the bound on
-// requests in flight: only a notification is served without one, and bodies
-// read whole only in a slot keep the memory they hold bounded.
+// maxNotificationBytes bounds a POST body read without an in-flight slot:
+// only a notification is served without one, so buffered bodies stay bounded.
 const maxNotificationBytes = 16 << 10
 
 // CORS answers to the origins of MCP_ALLOWED_ORIGINS: what a browser-based
@@ -375,11 +374,9 @@ func (p *httpPeek) handle(ctx context.Context, sess *session, body []byte) []byt
 }
 
 // post serves one message (or a 2025-03-26 batch) and answers with its
-// response, or 202 when there is none. A request beyond the bound on
-// requests in flight is refused at once with 503 and "server busy"; its body
-// is read whole only in a slot of that bound, and without one only as far
-// as a notification may be long. An unsupported MCP-Protocol-Version outside
-// the stateless form is a 400 with -32022.
+// response, or 202. A body is read whole only in an in-flight slot; a request
+// without one is refused at once (503, "server busy"). An unsupported
+// MCP-Protocol-Version outside the stateless form is a 400 with -32022.
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Values("Accept")
 	sse := !accepts(accept, "application/json")
@@ -528,9 +525,7 @@ func (t *httpTransport) get(w http.ResponseWriter, r *http.Request) {
 	defer t.release(hs)
 	t.mu.Lock()
 	n := t.streams[hs.owner]
-	if n < t.most {
-		t.streams[hs.owner] = n + 1
-	}
+	t.streams[hs.owner] = min(n+1, t.most)
 	t.mu.Unlock()
 	if n >= t.most {
 		httpFail(w, http.StatusTooManyRequests, nil, errorf(codeInvalidRequest, "too many streams: at most %d GET streams per user", t.most))
@@ -620,11 +615,7 @@ func (t *httpTransport) create(owner string) *httpSession {
 			held[hs.owner]++
 		}
 	}
-	// The session to end when full: an idle one of the owner who holds the
-	// most, among owner and those who hold more, the least recently used of
-	// theirs, so that one user filling the table, or keeping their sessions
-	// busy, ends their own sessions, never anyone else's.
-	var lru *httpSession
+	var lru *httpSession // the least recently used idle session of the one who holds the most
 	for _, hs := range t.sessions {
 		if hs.active == 0 && (hs.owner == owner || held[hs.owner] > held[owner]) && (lru == nil || held[hs.owner] > held[lru.owner] ||
 			held[hs.owner] == held[lru.owner] && hs.last.Before(lru.last)) {

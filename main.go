@@ -22,13 +22,15 @@
 //	                 author and head, the commits a write pushes), encode,
 //	                 send, result pipeline; the audit write is called here
 //	client.go      * the Gitea client: the one HTTP exchange (the token only
-//	                 to GITEA_URL, no redirect, bounded reads), fault naming
-//	policy.go      * the per-call policy decision (decide, permitted): route
-//	                 and body rules, effects, the repository allowlist, the
+//	                 to GITEA_URL, no redirect, bounded reads), fault naming,
+//	                 the policy's live reads (get, listCommits, rawText)
+//	policy.go      * the per-call policy decision (decide): route and body
+//	                 rules, effects, the repositories a call reaches, the
 //	                 head pin of approvals and merges (pinDenied)
 //	profile.go     * profiles: canonical operations and aliases, built-in
 //	                 profiles, loading and selection, what a profile allows
-//	                 and what the listing shows of it (shows, mayUse)
+//	                 (permitted, the one rule; allowsRepo) and what the
+//	                 listing shows of it (shows, mayUse)
 //	encode.go      * path and query encoding and the raw tool's route matching
 //	envelope.go    * the result envelope, error messages and refusal
 //	                 reasons (scrubbed and bounded)

@@ -4,7 +4,8 @@ package main
 // canonical operation one call needs (permRules, argRules, each with its
 // examples), what else its body would do (effectRules), which repositories it
 // reaches (the allowlist), and decide, which puts them together with the
-// active profile through permitted, the one rule every policy question asks.
+// active profile through permitted (profile.go), the one rule every policy
+// question asks.
 // It is pure: it never calls Gitea (the executor brings the live reads) and
 // fails closed: an operation no rule maps, or a body it cannot judge, is
 // denied with the reason.
@@ -12,7 +13,6 @@ package main
 import (
 	"fmt"
 	"maps"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -515,27 +515,6 @@ func callPermissions(op opInfo) []string {
 	return []string{perm}
 }
 
-// allowsRepo reports whether owner/repo is within p's repositories (case-insensitive globs).
-func (p *profile) allowsRepo(owner, repo string) bool {
-	if p.repoPats == nil {
-		return true
-	}
-	// An empty name would match a "*" pattern; a name holding "/" matches
-	// none, since path.Match's "*" never matches "/" (TestAllowsRepo).
-	owner, repo = strings.ToLower(owner), strings.ToLower(repo)
-	if owner == "" || repo == "" {
-		return false
-	}
-	for _, pat := range p.repoPats {
-		if o, _ := path.Match(pat[0], owner); o {
-			if r, _ := path.Match(pat[1], repo); r {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // repoParams are the path parameter pairs that name a repository in a route.
 var repoParams = []struct{ owner, repo, example string }{
 	{"{owner}", "{repo}", "/repos/{owner}/{repo}/pulls/{index}/merge"},
@@ -736,21 +715,6 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 		}
 	}
 	return d
-}
-
-// permitted is the one rule of the policy on a canonical operation (or an
-// alias) perm, which decide, the listing and find (shows, mayUse),
-// eligibility and the task resolver all apply: without a profile only reads
-// are allowed; with one, what the profile allows (forbidden wins, unknown
-// names are denied).
-func permitted(p *profile, perm string) (bool, string) {
-	switch {
-	case p != nil:
-		return p.allows(perm)
-	case perm == permRead:
-		return true, "reads need no profile"
-	}
-	return false, "no active profile; " + perm + " needs one (set GITEA_MCP_PROFILE)"
 }
 
 // selfActionDenied reports whether account me may not perform perm on a pull

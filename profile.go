@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -526,6 +527,42 @@ func selectProfile(cfg *profileConfig, name string, tokenOf func(string) string)
 // then fail with not_configured), as clients start servers before users fill
 // in their settings.
 var errUnsetToken = errors.New("no token")
+
+// permitted is the one rule of the policy on a canonical operation (or an
+// alias) perm, which decide, the listing and find (shows, mayUse),
+// eligibility and the task resolver all apply: without a profile only reads
+// are allowed; with one, what the profile allows (forbidden wins, unknown
+// names are denied).
+func permitted(p *profile, perm string) (bool, string) {
+	switch {
+	case p != nil:
+		return p.allows(perm)
+	case perm == permRead:
+		return true, "reads need no profile"
+	}
+	return false, "no active profile; " + perm + " needs one (set GITEA_MCP_PROFILE)"
+}
+
+// allowsRepo reports whether owner/repo is within p's repositories (case-insensitive globs).
+func (p *profile) allowsRepo(owner, repo string) bool {
+	if p.repoPats == nil {
+		return true
+	}
+	// An empty name would match a "*" pattern; a name holding "/" matches
+	// none, since path.Match's "*" never matches "/" (TestAllowsRepo).
+	owner, repo = strings.ToLower(owner), strings.ToLower(repo)
+	if owner == "" || repo == "" {
+		return false
+	}
+	for _, pat := range p.repoPats {
+		if o, _ := path.Match(pat[0], owner); o {
+			if r, _ := path.Match(pat[1], repo); r {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // shows reports whether profile p (nil: none) may call op with some
 // arguments, judged without identity: what tools/list and

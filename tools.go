@@ -529,9 +529,7 @@ func (x *executor) reconciles() bool {
 }
 
 // switching reports whether the configuration allows runtime switching.
-func (x *executor) switching() bool {
-	return x.profiles != nil && x.profiles.AllowRuntimeSwitching
-}
+func (x *executor) switching() bool { return x.profiles != nil && x.profiles.AllowRuntimeSwitching }
 
 // activateProfileTool serves gitea_activate_profile: it selects the profile
 // and its token, clears the cached identity, verifies the new one through
@@ -695,11 +693,10 @@ func submitPRReview(ctx context.Context, s *server, _ *session, args map[string]
 }
 
 func editPR(ctx context.Context, s *server, _ *session, args map[string]any) map[string]any {
-	action := "edit_pr"
+	action, body := "edit_pr", with(nil, "title", args["title"], "body", args["body"], "base", args["base"], "state", args["state"])
 	if args["state"] == "closed" {
 		action = "close_pr"
 	}
-	body := with(nil, "title", args["title"], "body", args["body"], "base", args["base"], "state", args["state"])
 	return envelopeResult(s.step(ctx, "gitea_edit_pr", action, "repoEditPullRequest", with(target(args), "body", body), nil))
 }
 
