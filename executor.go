@@ -77,6 +77,13 @@ type account struct {
 	FullName string `json:"full_name"` // Gitea writes it into commit messages (sign-offs, trailers)
 }
 
+// written returns the texts of a's name that Gitea may write into a commit
+// message: its full name as given, and as Gitea's gitSafeName writes it
+// (newlines, < and > removed, trimmed), which may join a reference.
+func (a account) written() []any {
+	return []any{a.FullName, strings.TrimSpace(strings.NewReplacer("\n", "", "<", "", ">", "").Replace(a.FullName))}
+}
+
 // callerKey carries a per-request caller (OAuth) in a request's context.
 type callerKey struct{}
 
@@ -469,7 +476,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			// caller's full name where the body names no committer.
 			var me account
 			ok = ok && x.live(ctx, "userGetCurrent", nil, &me)
-			msgs = append(msgs, me.FullName)
+			msgs = append(msgs, me.written()...)
 		}
 		if !ok {
 			return "", fmt.Sprintf("cannot read from Gitea the messages of the commits %s puts on a branch, which may reference issues outside the repositories of %s; refusing", op.ID, p.Name)
@@ -572,7 +579,7 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 	case op.ID == "repoMergePullRequest":
 		own, ok := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
 		tpl, ok2 := x.rawText(ctx, repo, ".gitea/default_merge_message/"+strings.ToUpper(cmp.Or(field("do"), "merge"))+"_TEMPLATE.md", def)
-		msgs := append(append(own, names...), tpl, pr.User.FullName) // a squash's Co-authored-by trailer names the author
+		msgs := append(append(append(own, names...), tpl), pr.User.written()...) // a squash's Co-authored-by trailer names the author
 		if strings.Contains(tpl, "ReviewedBy") {                     // the template's Reviewed-by lines name the approvers
 			reviews, ok3 := x.commitMessages(ctx, "repoListPullReviews", params, nil)
 			msgs, ok2 = append(msgs, reviews...), ok2 && ok3
@@ -638,7 +645,7 @@ type pushed struct {
 func texts(commits []pushed) []any {
 	var out []any
 	for _, c := range commits {
-		out = append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name, c.User.FullName)
+		out = append(append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name), c.User.written()...)
 	}
 	return out
 }

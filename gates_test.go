@@ -384,6 +384,9 @@ func TestSignoffName(t *testing.T) {
 		{"signed off by a name naming another repository's issue", "demo-author", me("Bob fixes bob/secret#1"), "gitea_call_operation", write("signoff", true),
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.commit",
 				Reason: `the commits repoCreateFile puts on a branch reference "bob/secret", outside the repositories of demo-author: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword`}},
+		{"signed off by a name that joins a reference as Gitea writes it", "demo-author", me("Bob fixes bob/secret#>1"), "gitea_call_operation", write("signoff", true),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.commit",
+				Reason: `the commits repoCreateFile puts on a branch reference "bob/secret", outside the repositories of demo-author: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword`}},
 		{"no sign-off", "demo-author", me("Bob fixes bob/secret#1"), "gitea_call_operation", write(),
 			liveGot{Sent: []string{getRepo, post}}},
 		{"signed off, the name unreadable", "demo-author", func(f *scriptedGitea) {
@@ -1014,6 +1017,10 @@ func TestMergeWrittenMessage(t *testing.T) {
 		{"the head branch", "bob/secret#3", "bob", "Bob", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, outside},
 		{"an author", "topic", "Fixes bob/secret#3", "Bob", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, outside},
 		{"the pull request's author", "topic", "bob", "Fixes bob/secret#3", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, outside},
+		// Gitea writes the name without <, > and newlines (gitSafeName): what they hide is judged.
+		{"the pull request's author, as Gitea writes it", "topic", "bob", "Fixes bob/secret#<3", fakeWith(404, `{"message":"not found"}`), fakeAnswer{}, outside},
+		{"the reviewers, as Gitea writes them", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"),
+			fakeWith(200, `[{"id":8,"user":{"login":"dave","full_name":"Fixes bob/secret#\n3"}}]`, "X-Total-Count", "1"), outside},
 		{"the reviewers", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"),
 			fakeWith(200, `[{"id":7,"user":{"login":"carol","full_name":"Carol"}},{"id":8,"user":{"login":"dave","full_name":"Fixes bob/secret#3"}}]`, "X-Total-Count", "2"), outside},
 		{"the reviewers clean", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"),

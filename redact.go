@@ -544,18 +544,20 @@ func maskString(s string) (string, []string) {
 //
 // JSON inside a JSON string (an activity's content) keeps, once decoded, its
 // hidden characters as literal escapes (\u0001), and so does JSON returned
-// as text: where removing them (stripEscapedHidden) shows a secret, they are
-// removed too and counted as hidden.
+// as text: where removing them (stripEscapedHidden) from the scrubbed text
+// shows another secret, they are removed too and counted as hidden. The
+// secrets found before stay masked: a removal may join one to the next word,
+// out of its pattern's reach.
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
+	s, rules := redactMask(s, r, mask)
 	if strings.Contains(s, `\u`) {
 		if e, n := stripEscapedHidden(s); n > 0 {
-			if out, rules := redactMask(e, r, mask); out != e || len(rules) > 0 {
-				return out, rules, hidden + n
+			if out, more := redactMask(e, r, mask); out != e {
+				return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
 			}
 		}
 	}
-	s, rules := redactMask(s, r, mask)
 	return s, rules, hidden
 }
 

@@ -139,6 +139,8 @@ func TestScrubString(t *testing.T) {
 		// Literal JSON escapes of hidden characters (JSON inside JSON) that split a secret are removed; others are kept.
 		{`T=to\u0001k1 ghp_0123456789\\u0000abcdefghijABCDEFGHIJklmnop`, true, "T=[REDACTED] ghp_[MASKED]", []string{"github"}, 2},
 		{`ghp_0123456789\udb40\udc49abcdefghijABCDEFGHIJklmnop`, true, "ghp_[MASKED]", []string{"github"}, 1},
+		// A secret masked before the escapes go stays masked, though their removal joins it to the next word.
+		{`AKIAIOSFODNN7EXAMPLE\u200bX and ghp_0123456789\u0000abcdefghijABCDEFGHIJklmnop`, true, "AKIA[MASKED]X and ghp_[MASKED]", []string{"aws_access_key_id", "github"}, 2},
 		{`use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, true, `use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, nil, 0},
 	} {
 		got, rules, n := scrubString(tc.in, r, tc.mask)
