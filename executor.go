@@ -580,7 +580,7 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 		own, ok := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
 		tpl, ok2 := x.rawText(ctx, repo, ".gitea/default_merge_message/"+strings.ToUpper(cmp.Or(field("do"), "merge"))+"_TEMPLATE.md", def)
 		msgs := append(append(append(own, names...), tpl), pr.User.written()...) // a squash's Co-authored-by trailer names the author
-		if strings.Contains(tpl, "ReviewedBy") {                     // the template's Reviewed-by lines name the approvers
+		if strings.Contains(tpl, "ReviewedBy") {                                 // the template's Reviewed-by lines name the approvers
 			reviews, ok3 := x.commitMessages(ctx, "repoListPullReviews", params, nil)
 			msgs, ok2 = append(msgs, reviews...), ok2 && ok3
 		}
