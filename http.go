@@ -189,7 +189,7 @@ type httpTransport struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	streams  map[string]int // GET streams open per session owner
+	streams  map[string]int // GET streams open per user (sessionUser)
 }
 
 // newHTTPTransport returns a transport for s with configuration c. The
@@ -523,21 +523,16 @@ func (t *httpTransport) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer t.release(hs)
+	user := sessionUser(hs.owner)
 	t.mu.Lock()
-	n := t.streams[hs.owner]
-	t.streams[hs.owner] = min(n+1, t.most)
+	n := t.streams[user]
+	t.streams[user] = min(n+1, t.most)
 	t.mu.Unlock()
 	if n >= t.most {
 		httpFail(w, http.StatusTooManyRequests, nil, errorf(codeInvalidRequest, "too many streams: at most %d GET streams per user", t.most))
 		return
 	}
-	defer func() {
-		t.mu.Lock()
-		if t.streams[hs.owner]--; t.streams[hs.owner] == 0 {
-			delete(t.streams, hs.owner)
-		}
-		t.mu.Unlock()
-	}()
+	defer func() { t.mu.Lock(); t.streams[user]--; t.mu.Unlock() }() // a zero stays: one entry per user
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -607,18 +602,18 @@ func (t *httpTransport) create(owner string) *httpSession {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	held := map[string]int{} // sessions per owner
+	held, user := map[string]int{}, sessionUser // sessions per user
 	for _, hs := range t.sessions {
 		if hs.active == 0 && now.Sub(hs.last) > t.idle {
 			t.endLocked(hs)
 		} else {
-			held[hs.owner]++
+			held[user(hs.owner)]++
 		}
 	}
 	var lru *httpSession // the least recently used idle session of the one who holds the most
 	for _, hs := range t.sessions {
-		if hs.active == 0 && (hs.owner == owner || held[hs.owner] > held[owner]) && (lru == nil || held[hs.owner] > held[lru.owner] ||
-			held[hs.owner] == held[lru.owner] && hs.last.Before(lru.last)) {
+		if n := held[user(hs.owner)]; hs.active == 0 && (user(hs.owner) == user(owner) || n > held[user(owner)]) &&
+			(lru == nil || n > held[user(lru.owner)] || n == held[user(lru.owner)] && hs.last.Before(lru.last)) {
 			lru = hs
 		}
 	}
@@ -745,11 +740,14 @@ func decodeHeaderValue(v string) (string, bool) {
 // An HTTP session serves only its creator.
 type oauthOwnerKey struct{}
 
-// sessionOwner is who a request is ("" outside OAuth mode).
+// sessionOwner is who a request is ("" outside OAuth mode): OAuth client and
+// user; sessionUser is the user, whom the session and stream limits count.
 func sessionOwner(r *http.Request) string {
 	s, _ := r.Context().Value(oauthOwnerKey{}).(string)
 	return s
 }
+
+func sessionUser(owner string) string { return owner[strings.IndexByte(owner, ' ')+1:] }
 
 // authenticate checks a request's credentials: the static bearer token, or in
 // OAuth mode an access token, whose user becomes the request's caller. The

@@ -1078,6 +1078,28 @@ func TestHTTPSessionsBusyHolder(t *testing.T) {
 	}
 }
 
+// TestHTTPSessionsPerUser: the session limit counts users, not the OAuth
+// clients they sign in through: mallory's sessions through two clients are
+// hers, so when they are all busy her next one, through a third client, is
+// refused and bob's idle session lives on.
+func TestHTTPSessionsPerUser(t *testing.T) {
+	t.Parallel()
+	tr := newTestTransport(t, nil)
+	tr.limit = 3
+	bob := tr.create("c1 id 2")
+	tr.release(bob)
+	tr.create("c1 id 3")
+	tr.create("c2 id 3") // mallory's, busy, through two clients
+	if hs := tr.create("c3 id 3"); hs != nil {
+		t.Errorf("mallory's third session through a third client, all hers busy: got one")
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.sessions[bob.id] == nil {
+		t.Error("bob's idle session ended by mallory's")
+	}
+}
+
 // TestHTTPSessionsStreams checks, over HTTP in OAuth mode, that GET streams
 // keep one user's sessions busy without ending another's: mallory fills the
 // table with sessions, each with a stream, and her next initialize gets 503
