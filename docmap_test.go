@@ -160,8 +160,26 @@ func envReads(t *testing.T, dir string) (reads map[string]string, bad []string) 
 		})
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" && (sel.Sel.Name == "Environ" || sel.Sel.Name == "ExpandEnv" || sel.Sel.Name == "Expand") {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" && (sel.Sel.Name == "Environ" || sel.Sel.Name == "ExpandEnv") {
 					bad = append(bad, fset.Position(n.Pos()).String()+": os."+sel.Sel.Name+" reads names the table cannot list")
+				}
+			}
+			// os.Expand reads the environment only with a mapping that does.
+			if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 2 {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" && sel.Sel.Name == "Expand" {
+						fn, ok := call.Args[1].(*ast.FuncLit)
+						if !ok {
+							bad = append(bad, fset.Position(n.Pos()).String()+": os.Expand with a named mapping reads names the table cannot list")
+						} else {
+							ast.Inspect(fn, func(m ast.Node) bool {
+								if c, ok := m.(*ast.CallExpr); ok && isEnvRead(c) {
+									bad = append(bad, fset.Position(c.Pos()).String()+": os.Expand's mapping reads the environment")
+								}
+								return true
+							})
+						}
+					}
 				}
 			}
 			call, ok := n.(*ast.CallExpr)

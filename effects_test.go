@@ -448,6 +448,11 @@ func TestRefOutside(t *testing.T) {
 		// Gitea reads a link's issue number with strconv.ParseInt: "+3" is 3.
 		{map[string]any{"body": "closes [x](/other/secret/issues/+3)"}, "other/secret"},
 		{map[string]any{"body": "<http://gitea/other/secret/pulls/+0004>"}, "other/secret"},
+		// A Markdown hard line break (two spaces, or a backslash, before the
+		// newline) joins the lines in Gitea's reading; a soft one does not.
+		{map[string]any{"body": "see other/  \nsecret#1"}, "other/secret"},
+		{map[string]any{"body": "closes other/\\\r\nsecret#1"}, "other/secret"},
+		{map[string]any{"body": "see acme/\napp#1 and other/\nsecret"}, ""},
 		{map[string]any{"body": "see acme/app#1, #2 and !3; closes ACME/lib#4"}, ""},
 		{map[string]any{"body": "see src/main.go and issue 7"}, ""},
 		{map[string]any{"body": "see http://gitea/acme/app/issues/1"}, ""},

@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -421,6 +422,29 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			return "", fmt.Sprintf("repoMergeUpstream merges into %q from %q, the repository it forks, outside the repositories of %s", repo, r.Parent.FullName, p.Name)
 		}
 	}
+	if op.ID == "repoDelete" && p.repoPats != nil {
+		// Gitea closes the pull requests a deleted fork heads in its parent.
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, whose pull requests its deletion closes; refusing", repo)
+		}
+		if r.Parent != nil {
+			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+				return "", fmt.Sprintf("deleting %q closes the pull requests it heads in %q, the repository it forks, outside the repositories of %s", repo, r.Parent.FullName, p.Name)
+			}
+		}
+	}
+	if body, _ := args["body"].(map[string]any); p.repoPats != nil && (op.ID == "issueEditIssue" || op.ID == "repoEditPullRequest") && body["title"] != nil && body["body"] == nil {
+		// A new title makes Gitea read the stored description's references again, as the caller's.
+		var issue struct {
+			Body string `json:"body"`
+		}
+		if !x.live(ctx, "issueGetIssue", params, &issue) {
+			return "", "cannot read from Gitea the description a new title makes Gitea read again; refusing"
+		}
+		if ref := p.refOutside(issue.Body); ref != "" {
+			return "", fmt.Sprintf("a new title makes Gitea read the description again, as yours, and it references %q, outside the repositories of %s", ref, p.Name)
+		}
+	}
 	branch, lands := landingBranch(op.ID, args, params)
 	if op.ID == "repoMergePullRequest" { // the title and description are read only for a merge
 		if ref := p.refOutside(pr.Title + "\n" + pr.Body); ref != "" {
@@ -580,11 +604,13 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 		own, ok := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
 		tpl, ok2 := x.rawText(ctx, repo, ".gitea/default_merge_message/"+strings.ToUpper(cmp.Or(field("do"), "merge"))+"_TEMPLATE.md", def)
 		msgs := append(append(append(own, names...), tpl), pr.User.written()...) // a squash's Co-authored-by trailer names the author
-		if strings.Contains(tpl, "ReviewedBy") {                                 // the template's Reviewed-by lines name the approvers
-			reviews, ok3 := x.commitMessages(ctx, "repoListPullReviews", params, nil)
+		var reviews []any
+		if strings.Contains(tpl, "ReviewedBy") { // the template's Reviewed-by lines name the approvers
+			var ok3 bool
+			reviews, ok3 = x.commitMessages(ctx, "repoListPullReviews", params, nil)
 			msgs, ok2 = append(msgs, reviews...), ok2 && ok3
 		}
-		return msgs, ok && ok2
+		return append(msgs, expandTemplate(tpl, params, pr, reviews)), ok && ok2
 	case op.ID == "repoUpdateBranch":
 		return x.commitMessages(ctx, "repoGetAllCommits", repo, url.Values{"sha": {field("new_commit_id")}, "not": {"refs/heads/" + params["branch"]}})
 	case op.ID == "repoMergeUpstream":
@@ -624,6 +650,28 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 		return nil, false
 	}
 	return nil, true
+}
+
+// expandTemplate expands a merge template's variables as Gitea does
+// (os.Expand) with the pull request's live values, which may join a
+// reference across a variable: judged expanded as well as raw.
+func expandTemplate(tpl string, params map[string]string, pr *livePR, reviews []any) string {
+	var reviewed []string
+	for _, r := range reviews {
+		if s, _ := r.(string); s != "" {
+			reviewed = append(reviewed, "Reviewed-by: "+s+" <>")
+		}
+	}
+	headOwner, headName := "", ""
+	if pr.Head.Repo != nil {
+		headOwner, headName, _ = strings.Cut(pr.Head.Repo.FullName, "/")
+	}
+	vars := map[string]string{"BaseRepoOwnerName": params["owner"], "BaseRepoName": params["repo"], "BaseBranch": pr.Base.Ref,
+		"HeadRepoOwnerName": headOwner, "HeadRepoName": headName, "HeadBranch": pr.Head.Ref, "PullRequestTitle": pr.Title,
+		"PullRequestDescription": pr.Body, "PullRequestPosterName": pr.User.Login, "PullRequestIndex": params["index"],
+		"PullRequestReference": "#" + params["index"], "ReviewedOn": "Reviewed-on: /" + params["owner"] + "/" + params["repo"] + "/pulls/" + params["index"],
+		"ReviewedBy": strings.Join(reviewed, "\n")}
+	return os.Expand(tpl, func(k string) string { return vars[k] })
 }
 
 // pushed is what the policy reads of a commit Gitea pushes: its SHA, its

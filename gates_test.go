@@ -1026,6 +1026,10 @@ func TestMergeWrittenMessage(t *testing.T) {
 		{"the reviewers clean", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"),
 			fakeWith(200, `[{"id":7,"user":{"login":"carol","full_name":"Carol"}}]`, "X-Total-Count", "1"), ""},
 		{"the reviewers unreadable", "topic", "bob", "Bob", fakeWith(200, reviewedBy, "Content-Type", "text/plain"), fakeWith(500, `{"message":"boom"}`), unreadable},
+		// Gitea expands the template (os.Expand) before it reads the message: a variable, or ${}, may join a reference.
+		{"a template joining a reference across a variable", "topic", "bob", "Bob", fakeWith(200, "Fixes ${HeadBranch}/secret#3", "Content-Type", "text/plain"), fakeAnswer{}, `reference "topic/secret"`},
+		{"a template joining a reference across ${}", "topic", "bob", "Bob", fakeWith(200, "Fixes bob/${}secret#3", "Content-Type", "text/plain"), fakeAnswer{}, outside},
+		{"a template of variables", "topic", "bob", "Bob", fakeWith(200, "${PullRequestTitle} (${PullRequestReference}) ${BaseRepoOwnerName}/${BaseRepoName}#1", "Content-Type", "text/plain"), fakeAnswer{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1049,4 +1053,43 @@ func TestMergeWrittenMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLiveAllowlistEdits: under repositories, a title-only edit is judged by
+// the stored description Gitea then reads again as the caller's, and
+// deleting a fork by the parent whose pull requests it closes.
+func TestLiveAllowlistEdits(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-admin", "repositories": ["alice/demo"],
+		"allowed_operations": ["gitea.read", "gitea.issue.edit", "gitea.repo.admin"]}]}`), 0o600)
+	issue := func(body string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(issuePath, map[string]any{"number": 1, "body": body}).on("PATCH", issuePath, 201, `{"number":1}`)
+		}
+	}
+	edit := func(body map[string]any) map[string]any {
+		return map[string]any{"operation": "issueEditIssue", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": body}}
+	}
+	repo := func(parent any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(repoPath, map[string]any{"full_name": "alice/demo", "parent": parent}).on("DELETE", repoPath, 204)
+		}
+	}
+	del := map[string]any{"operation": "repoDelete", "arguments": map[string]any{"owner": "alice", "repo": "demo"}}
+	const getIssue, patch, getRepo = "GET " + issuePath, "PATCH " + issuePath, "GET " + repoPath
+	denied := func(perm, reason string, sent ...string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: sent}
+	}
+	runLiveCases(t, []liveCase{
+		{"a new title, the description clean", "demo-admin", issue("notes"), "gitea_call_operation", edit(map[string]any{"title": "t"}),
+			liveGot{Sent: []string{getIssue, getIssue, patch}}},
+		{"a new title, the description referencing outside", "demo-admin", issue("closes bob/secret#1"), "gitea_call_operation", edit(map[string]any{"title": "t"}),
+			denied("gitea.issue.edit", `a new title makes Gitea read the description again, as yours, and it references "bob/secret", outside the repositories of demo-admin`, getIssue, getIssue)},
+		{"a new title and description", "demo-admin", issue("closes bob/secret#1"), "gitea_call_operation", edit(map[string]any{"title": "t", "body": "new"}),
+			liveGot{Sent: []string{getIssue, patch}}},
+		{"delete a repository", "demo-admin", repo(nil), "gitea_call_operation", del, liveGot{Sent: []string{getRepo, "DELETE " + repoPath}}},
+		{"delete a fork of a repository outside", "demo-admin", repo(map[string]any{"full_name": "bob/up"}), "gitea_call_operation", del,
+			denied("gitea.repo.admin", `deleting "alice/demo" closes the pull requests it heads in "bob/up", the repository it forks, outside the repositories of demo-admin`, getRepo)},
+	}, "GITEA_MCP_CONFIG", config)
 }

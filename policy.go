@@ -538,6 +538,10 @@ var repoReveals = map[string]string{
 // "+N" too (FuzzRefOutsideLink). It is looser than Gitea's (no word boundary).
 var crossRef = regexp.MustCompile(`([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+)(?:[#!][0-9]|/(?:issues|pulls)/\+?[0-9])`)
 
+// hardBreak is a Markdown hard line break (two spaces or a backslash before
+// the newline), which Gitea's reference reader (mdstripper) drops.
+var hardBreak = regexp.MustCompile(`(?:[ \t]{2,}|\\)\r?\n`)
+
 // refOutside returns the first repository outside p's repositories that a
 // string anywhere in the body v references (crossRef), or "". Gitea records a
 // reference from a comment, an issue or pull request text or a commit
@@ -545,6 +549,9 @@ var crossRef = regexp.MustCompile(`([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+)(?:[#!][0-
 func (p *profile) refOutside(v any) string {
 	switch v := v.(type) {
 	case string:
+		if strings.Contains(v, "\n") { // Gitea joins the lines of a Markdown hard line break with nothing between
+			v += "\n" + hardBreak.ReplaceAllString(v, "")
+		}
 		for _, m := range crossRef.FindAllStringSubmatch(v, -1) {
 			if !p.allowsRepo(m[1], m[2]) {
 				return m[1] + "/" + m[2]
