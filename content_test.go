@@ -381,3 +381,26 @@ func BenchmarkFileContentPipeline(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBinaryContent is the pass over a binary answer of MAX_BINARY_BYTES'
+// default size, random bytes with and without zero bytes (which add the
+// UTF-16 readings): masking and redaction of the bytes and of every text
+// they may hold.
+func BenchmarkBinaryContent(b *testing.B) {
+	for _, zero := range []bool{false, true} {
+		data := make([]byte, 128<<10)
+		rand.Read(data)
+		data[0] = 'x' // no signature at the start
+		name := "zero-bytes"
+		if !zero {
+			data, name = bytes.ReplaceAll(data, []byte{0}, []byte{1}), "no-zero-byte"
+		}
+		sc := &scrubber{red: newRedactor(fakeToken), mask: true}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				sc.binary(data)
+			}
+		})
+	}
+}

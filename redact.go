@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -737,6 +738,18 @@ func replaceHidden(s string, repl func(rune) string) (string, int) {
 	b.WriteString(s[at:])
 	return b.String(), n
 }
+
+// hiddenBMP is the invisibleCarriers of the Basic Multilingual Plane as a
+// bitmap, built once (binaryViews).
+var hiddenBMP = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
+	var bits [1 << 16 / 64]uint64
+	for _, c := range invisibleCarriers {
+		for r := c.lo; r <= c.hi && r < 1<<16; r++ {
+			bits[r/64] |= 1 << (r % 64)
+		}
+	}
+	return &bits
+})
 
 // carrierOf returns the row of invisibleCarriers that holds r, or nil, by
 // binary search.

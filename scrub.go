@@ -137,23 +137,45 @@ func (sc *scrubber) binary(b []byte) []byte {
 }
 
 // binaryViews are the texts that bytes s may hold where the passes, reading
-// s byte for byte, would find no secret: s without its hidden characters and
-// its bytes that are not UTF-8 (a Latin-1 soft hyphen), and, if s has a zero
-// byte, s read as UTF-16 in either byte order, from an even or odd offset,
-// without its hidden characters.
+// s byte for byte, would find no secret: s read as UTF-8 without its hidden
+// characters and its bytes that are not UTF-8 (a Latin-1 soft hyphen), and,
+// if s has a zero byte, s read as UTF-16 in either byte order, from an even
+// or odd offset, without its hidden characters (surrogates too). Each is
+// kept to its ASCII, anything else a space: the secrets the passes know are
+// ASCII, and a pass over bytes stays cheap (BenchmarkBinaryContent).
 func binaryViews(s string) []string {
-	v, _ := stripHidden(strings.ToValidUTF8(s, ""))
-	views := []string{v}
+	hidden := hiddenBMP()
+	visible := func(view []byte, r rune) []byte { // an ASCII character as itself, a hidden one as nothing, any other a space
+		switch {
+		case r < 1<<16 && hidden[r/64]&(1<<(r%64)) != 0 || r >= 1<<16 && carrierOf(r) != nil:
+			return view
+		case r < utf8.RuneSelf:
+			return append(view, byte(r))
+		}
+		return append(view, ' ')
+	}
+	view := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
+		if i += n; r != utf8.RuneError || n > 1 { // bytes that are not UTF-8 go
+			view = visible(view, r)
+		}
+	}
+	views := []string{string(view)}
 	if strings.IndexByte(s, 0) < 0 {
 		return views
 	}
 	for _, at := range [][2]int{{0, 1}, {1, 0}, {1, 2}, {2, 1}} { // of the low and the high byte of the first unit
-		u := make([]uint16, (len(s)-min(at[0], at[1]))/2)
-		for i := range u {
-			u[i] = uint16(s[at[0]+2*i]) | uint16(s[at[1]+2*i])<<8
+		view = view[:0]
+		for i := 0; at[0]+2*i < len(s) && at[1]+2*i < len(s); i++ {
+			if u := rune(s[at[0]+2*i]) | rune(s[at[1]+2*i])<<8; !utf16.IsSurrogate(u) {
+				view = visible(view, u)
+			}
 		}
-		v, _ := stripHidden(string(utf16.Decode(u)))
-		views = append(views, v)
+		views = append(views, string(view))
 	}
 	return views
 }
