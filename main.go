@@ -556,13 +556,18 @@ func loadOpenAPI(cfg *config) ([]byte, error) {
 // maxOpenAPI bounds a live or file OpenAPI document; Gitea 1.26.0's is 0.5 MB.
 const maxOpenAPI = 32 << 20
 
-// readDoc reads an OpenAPI document of at most maxOpenAPI bytes.
+// readDoc reads an OpenAPI document of at most maxOpenAPI bytes, without its
+// hidden characters, raw or as JSON escapes (a whole escape, its run of
+// backslashes included: still JSON): its text reaches the model, and a live
+// one comes from Gitea.
 func readDoc(r io.Reader) ([]byte, error) {
 	doc, err := io.ReadAll(io.LimitReader(r, maxOpenAPI+1))
 	if err == nil && len(doc) > maxOpenAPI {
 		err = fmt.Errorf("document larger than %d MiB", maxOpenAPI>>20)
 	}
-	return doc, err
+	text, _ := stripHidden(string(doc))
+	text, _ = stripEscapedHidden(text)
+	return []byte(text), err
 }
 
 // capabilities returns the server capabilities. The stateless era has no

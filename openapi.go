@@ -88,12 +88,11 @@ type swaggerSchema struct {
 // given twice is read twice, and its operationId is then a duplicate.
 //
 // Its text (summaries, descriptions, names) reaches the model through
-// tools/list and gitea_find_operations, and with GITEA_OPENAPI=live comes
-// from Gitea: hidden characters go first, raw or escaped.
+// tools/list and gitea_find_operations: a live or file document has its
+// hidden characters removed as it is read (readDoc); the embedded one has
+// none (TestEmbeddedOpenAPIPlain).
 func parseOpenAPI(doc []byte) ([]*operation, error) {
-	text, _ := stripHidden(string(doc))
-	text, _ = stripEscapedHidden(text) // a whole escape, its run of backslashes included: still JSON
-	top, err := members([]byte(text))
+	top, err := members(doc)
 	if err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}

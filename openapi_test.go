@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -170,7 +171,11 @@ func TestParseOpenAPIHidden(t *testing.T) {
 	t.Parallel()
 	doc := `{"swagger":"2.0","paths":{"/a":{"get":{"operationId":"x","summary":"List\u200b it\udb40\udc49 ‮now",` +
 		`"tags":["t"],"parameters":[{"name":"q","in":"query","type":"string","description":"a\\\u2066b \u0041"}]}}}}`
-	ops, err := parseOpenAPI([]byte(doc))
+	read, err := readDoc(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := parseOpenAPI(read)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +183,16 @@ func TestParseOpenAPIHidden(t *testing.T) {
 	got := []string{ops[0].Summary, s.Properties["q"].Description}
 	if diff := cmp.Diff([]string{"List it now", "ab A"}, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestEmbeddedOpenAPIPlain: the embedded document, parsed as it is, holds no
+// hidden character, raw or escaped, that readDoc would remove.
+func TestEmbeddedOpenAPIPlain(t *testing.T) {
+	t.Parallel()
+	read, err := readDoc(bytes.NewReader(embeddedOpenAPI))
+	if err != nil || !bytes.Equal(read, embeddedOpenAPI) {
+		t.Errorf("readDoc changes the embedded document (%v): it holds hidden characters", err)
 	}
 }
 
