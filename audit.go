@@ -1,7 +1,8 @@
 package main
 
-// Audit log (GITEA_AUDIT_LOG): one JSON line per mutation attempt, allowed or
-// refused, wherever it was refused. Each line ends with mac, computed over
+// Audit log (GITEA_AUDIT_LOG): a JSON line per mutation attempt, refused
+// wherever it was refused, or allowed (written before it is sent, and then
+// a second line when Gitea answered). Each line ends with mac, computed over
 // the line without it; the line carries prev, the previous line's mac, so
 // each mac seals its line and every line before it.
 //

@@ -267,8 +267,9 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // profile's permissions and repositories, a verified identity for every
 // mutation, the runtime isolation check, and the checks that need Gitea's
 // live state (who authored the pull request being approved or merged, and
-// whether the call pins its head, pinDenied; whether the issue being closed
-// is a pull request).
+// whether the call pins its head, pinDenied; whether an issue edited, closed
+// or deleted through the issue API is a pull request; whose a review being
+// deleted is), then liveEffects.
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	var me account
@@ -381,7 +382,10 @@ type livePR struct {
 // name, must be within the profile's repositories, as must a migration's
 // source on this Gitea and the upstream a fork merges from, and no issue a
 // merged pull request's title or description references may lie outside
-// them, nor one that the commits a write pushes reference (pushedMessages).
+// them, nor one that the commits a write pushes reference (pushedMessages),
+// the caller's name a sign-off writes included, nor one in the stored
+// description a new title makes Gitea read again; a deleted fork's parent,
+// whose pull requests the deletion closes, must be within them too.
 // It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {

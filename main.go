@@ -23,7 +23,8 @@
 //	                 send, result pipeline; the audit write is called here
 //	client.go      * the Gitea client: the one HTTP exchange (the token only
 //	                 to GITEA_URL, no redirect, bounded reads), fault naming,
-//	                 the policy's live reads (get, listCommits, rawText)
+//	                 and the reads the policy's live checks make through it
+//	                 (route, get, live, rawText, listCommits, commitMessages)
 //	policy.go      * the per-call policy decision (decide): route and body
 //	                 rules, effects, the repositories a call reaches, the
 //	                 head pin of approvals and merges (pinDenied)
@@ -53,7 +54,10 @@
 //	oauthgitea.go    OAuth mode's code exchange and refresh with Gitea, and
 //	                 what Gitea's refusals tell the client
 //
-// A stdio deployment (no -http) never runs http.go, oauth.go or oauthgitea.go.
+// A stdio deployment (no -http) never runs http.go or oauthgitea.go, and of
+// oauth.go only loadOAuth (which finds OAuth mode off) and parseOAuthKey
+// (which also decodes GITEA_AUDIT_KEY) at start. main.go's readDoc removes
+// the hidden characters of a live or file OpenAPI document.
 //
 // # Usage
 //

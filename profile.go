@@ -503,7 +503,8 @@ func duplicateKey(data []byte) error {
 // selectProfile returns the profile called name (GITEA_MCP_PROFILE) and the
 // token read from the variable its token_source_name names. An empty name
 // selects no profile (reads only) with the GITEA_TOKEN value, possibly empty.
-// Errors never contain a token value.
+// A profile whose variable is empty comes with errUnsetToken. Errors never
+// contain a token value.
 func selectProfile(cfg *profileConfig, name string, tokenOf func(string) string) (*profile, string, error) {
 	if name == "" {
 		return nil, tokenOf(defaultToken), nil

@@ -6,7 +6,8 @@ package main
 // of hidden Unicode text, string by string; scrubber (scrub.go) applies
 // them to JSON. A string with nothing to change is returned as is, not copied.
 // Hidden characters go first (see scrubString), as one inside a secret would
-// hide it from both other layers.
+// hide it from both other layers; their JSON escapes (\u0001) go after
+// masking, where that shows another secret.
 
 import (
 	"cmp"

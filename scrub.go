@@ -2,8 +2,10 @@ package main
 
 // The scrubbing walk (README, "Results"): the streaming pass over a JSON
 // answer that runs redaction, masking and hidden-character removal on every
-// string (redact.go), turns file contents to text or base64 within bounds,
-// and cuts long lists and texts; and the JSON scanner it, compact.go and the
+// string (redact.go), turns file contents to text or base64 within bounds
+// (withholding, as null, bytes it cannot read: compressed or archived data,
+// a secret only a hidden-character or UTF-16 reading shows; and the data of
+// git binary patches), and cuts long lists and texts; and the JSON scanner it, compact.go and the
 // OpenAPI reader share. It decides nothing about access: it never drops a
 // member it cannot classify and never returns JSON it did not re-encode.
 

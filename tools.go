@@ -532,8 +532,9 @@ func (x *executor) reconciles() bool {
 func (x *executor) switching() bool { return x.profiles != nil && x.profiles.AllowRuntimeSwitching }
 
 // activateProfileTool serves gitea_activate_profile: it selects the profile
-// and its token, clears the cached identity, verifies the new one through
-// Gitea and tells the client that the tool list changed.
+// (one of the file's, never a built-in) and its token, clears the cached
+// identity, verifies the new one through Gitea and tells the client that the
+// tool list changed.
 func activateProfileTool(ctx context.Context, s *server, sess *session, args map[string]any) map[string]any {
 	x := s.exec
 	name, _ := args["profile"].(string)

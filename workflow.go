@@ -3,7 +3,7 @@ package main
 // The workflow gates (README, "Workflow tools"): the checks that come
 // before a pull request is approved, merged, reconciled or a file written,
 // on top of the executor's own: eligibility (not the author, open,
-// mergeable), merge (confirm text, unchanged head, expected files),
+// mergeable), merge (confirm text, unchanged head and base, expected files),
 // reconcile (head already in base, unchanged since the proof) and
 // write_file's own reads. A gate that cannot read what it needs refuses;
 // every refusal is audited. Each request still goes through the executor.
