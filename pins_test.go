@@ -217,3 +217,23 @@ func TestGatesRefuseCutAnswers(t *testing.T) {
 		t.Errorf("want bad_answer and nothing sent, got %q, writes %v: %v", kind, f.writes(), out)
 	}
 }
+
+// TestAuditFailureNotEligible: once the audit log cannot be written,
+// eligibility says a merge is not possible (infra_stop), as the merge would
+// be refused unsent.
+func TestAuditFailureNotEligible(t *testing.T) {
+	t.Parallel()
+	f := newScriptedGitea(t).user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).
+		json(repoPath, map[string]any{"default_delete_branch_after_merge": false, "default_branch": "main"}).
+		on("POST", issuePath+"/comments", 201, `{"id":1}`)
+	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-owner", "GITEA_AUDIT_LOG", filepath.Join(t.TempDir(), "audit.log"))
+	s.exec.audit.f.Close() // every write fails from now on, as on a full disk
+	comment := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": "hello"}
+	if _, isErr := fakeCall(t, t.Context(), s, "gitea_create_issue_comment", comment); !isErr { // its line fails first
+		t.Fatal("a comment was posted with the audit log failing")
+	}
+	out, _ := fakeCall(t, t.Context(), s, "gitea_check_pr_eligibility", map[string]any{"owner": "alice", "repo": "demo", "index": 1, "action": "merge"})
+	if get(out, "data.eligible") != false || !strings.Contains(string(encode(get(out, "data.gates"))), "infra_stop") {
+		t.Errorf("eligibility with the audit log failing: %v", out)
+	}
+}
