@@ -611,8 +611,8 @@ func TestReconcileGates(t *testing.T) {
 		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head already in base", "head unchanged since the proof"}, Sent: proof}},
 		{"head moved since the proof", "prgs-reconciler", landed(0, fakePR("alice", "open", otherSHA, true)), "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
-		// The base changed between the proof and the close: the proof was about another branch.
-		{"base changed since the proof", "prgs-reconciler", landed(0, with(fakePR("alice", "open", headSHA, true), "base", map[string]any{"ref": "release"})),
+		// Retargeted between the proof and the close, to a branch at the same commit: the proof was about another branch.
+		{"base changed since the proof", "prgs-reconciler", landed(0, with(fakePR("alice", "open", headSHA, true), "base", map[string]any{"ref": "release", "sha": baseSHA})),
 			"gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
 		{"closed since the proof", "prgs-reconciler", landed(0, fakePR("alice", "closed", headSHA, true)), "gitea_reconcile_already_landed_pr", args,
 			liveGot{IsError: true, Blocked: []string{"head unchanged since the proof"}, Sent: proof}},
