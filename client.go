@@ -8,7 +8,7 @@ package main
 // named in words that show neither Gitea's address nor the server's. It
 // decides nothing: the executor sends only what the policy allowed, and the
 // reads of Gitea's live state the policy needs (get, live, listCommits,
-// commitMessages, rawText) go through the same exchange.
+// allCommits, rawText) go through the same exchange.
 
 import (
 	"bytes"
@@ -314,11 +314,12 @@ func (x *executor) listCommits(ctx context.Context, opID string, params map[stri
 	return list.Commits, err == nil
 }
 
-// commitMessages reads the texts (pushed) of every commit operation opID
-// lists for params and query q (a pull request's, which land on its base
-// when it is merged; or a repository's, of a ref and not of another), or of
-// every review of a pull request, page by page. It reports whether Gitea answered with all it counted.
-func (x *executor) commitMessages(ctx context.Context, opID string, params map[string]string, q url.Values) ([]any, bool) {
+// allCommits reads every commit operation opID lists for params and query q
+// (a pull request's, which land on its base when it is merged; or a
+// repository's, of a ref and not of another), or every review of a pull
+// request, page by page. It reports whether Gitea answered with all it
+// counted.
+func (x *executor) allCommits(ctx context.Context, opID string, params map[string]string, q url.Values) ([]pushed, bool) {
 	op, p, ok := x.route(opID, params)
 	if !ok {
 		return nil, false
@@ -337,7 +338,7 @@ func (x *executor) commitMessages(ctx context.Context, opID string, params map[s
 		case err != nil:
 			return nil, false
 		case len(all) >= total:
-			return texts(all), true
+			return all, true
 		case len(commits) == 0:
 			return nil, false // fewer than Gitea counted
 		}

@@ -136,3 +136,36 @@ func TestE2EAllowlistHardBreakReference(t *testing.T) {
 		t.Errorf("%s#%d has %d events after the refused writes", secret, far.Number, len(events))
 	}
 }
+
+// TestE2EAllowlistRebaseTemplateCommitTitle: a rebase amends the last commit
+// with the repository's REBASE_TEMPLATE.md expanded with that commit's own
+// title and body (CommitTitle, CommitBody): a template "Fixes
+// ${BaseRepoOwnerName}/${CommitTitle}#N" and a commit titled after a
+// repository outside the list name an issue there that neither names alone.
+// The merge is refused, and nothing reaches the issue.
+func TestE2EAllowlistRebaseTemplateCommitTitle(t *testing.T) {
+	g, repo, secret, far, s := pushesSetup(t, "rt7tpl")
+	owner, name, _ := strings.Cut(repo, "/")
+	_, secretName, _ := strings.Cut(secret, "/")
+	var p struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "plain", "message": secretName + "\n\nplain work",
+		"files": fileOps("plain.txt")}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "plain", "base": "main", "title": "clean plain"}, http.StatusCreated, &p)
+	tpl := fmt.Sprintf("Fixes ${BaseRepoOwnerName}/${CommitTitle}#%d\n", far.Number)
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "rebase template", "files": []map[string]string{{"operation": "create",
+		"path": ".gitea/default_merge_message/REBASE_TEMPLATE.md", "content": base64.StdEncoding.EncodeToString([]byte(tpl))}}}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=merger", "GITEA_MCP_CONFIG="+allowlistConfig(t, "merger", repo, "gitea.pr.merge"), "GITEA_MCP_TOOLS=repoMergePullRequest")
+	waitMergeable(t, e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-merger"), owner, name, p.Number) // else Gitea answers 405 without merging
+	res, isErr := c.callTool("repoMergePullRequest", map[string]any{"owner": owner, "repo": name, "index": p.Number,
+		"body": map[string]any{"do": "rebase", "head_commit_id": p.Head.SHA, "delete_branch_after_merge": false}})
+	refusedNaming(t, "a rebase whose template joins the commit's title into an issue outside", res, isErr, secret)
+	if state := issueState(t, g, secret, far.Number); state != "open" || len(timeline(t, g, secret, far.Number)) != 0 {
+		t.Errorf("%s#%d is %s, with a timeline: the refused merge reached it", secret, far.Number, state)
+	}
+}

@@ -576,7 +576,7 @@ func trimFold(s, suffix string) string {
 	return s
 }
 
-// maxCommitPages bounds the pages of commits commitMessages reads (of 50,
+// maxCommitPages bounds the pages of commits allCommits reads (of 50,
 // Gitea's default maximum): a write pushing more is refused.
 const maxCommitPages = 20
 
@@ -605,30 +605,31 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 	names := []any{pr.Head.Ref, pr.Base.Ref} // in the messages Gitea writes for a merge commit
 	switch {
 	case op.ID == "repoMergePullRequest":
-		own, ok := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
+		own, ok := x.allCommits(ctx, "repoGetPullRequestCommits", params, nil)
 		tpl, ok2 := x.rawText(ctx, repo, ".gitea/default_merge_message/"+strings.ToUpper(cmp.Or(field("do"), "merge"))+"_TEMPLATE.md", def)
-		msgs := append(append(append(own, names...), tpl), pr.User.written()...) // a squash's Co-authored-by trailer names the author
-		var reviews []any
-		if strings.Contains(tpl, "ReviewedBy") { // the template's Reviewed-by lines name the approvers
-			var ok3 bool
-			reviews, ok3 = x.commitMessages(ctx, "repoListPullReviews", params, nil)
-			msgs, ok2 = append(msgs, reviews...), ok2 && ok3
+		msgs, _ := texts(own, true)
+		msgs = append(append(msgs, names...), pr.User.written()...) // a squash's Co-authored-by trailer names the author
+		// The template's Reviewed-by lines name the approvers.
+		if strings.Contains(tpl, "ReviewedBy") {
+			reviewers, ok3 := texts(x.allCommits(ctx, "repoListPullReviews", params, nil))
+			msgs, ok2 = append(msgs, reviewers...), ok2 && ok3
 		}
-		return append(msgs, expandTemplate(tpl, params, pr, reviews)), ok && ok2
+		return append(msgs, templateTexts(tpl, params, pr, own)...), ok && ok2
 	case op.ID == "repoUpdateBranch":
-		return x.commitMessages(ctx, "repoGetAllCommits", repo, url.Values{"sha": {field("new_commit_id")}, "not": {"refs/heads/" + params["branch"]}})
+		return texts(x.allCommits(ctx, "repoGetAllCommits", repo, url.Values{"sha": {field("new_commit_id")}, "not": {"refs/heads/" + params["branch"]}}))
 	case op.ID == "repoMergeUpstream":
 		list, ok := x.listCommits(ctx, "repoCompareDiff", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "basehead": upstream})
-		return texts(list), ok
+		return texts(list, ok)
 	case op.ID == "repoUpdatePullRequest":
 		if pr.Head.Repo == nil {
 			return nil, false
 		}
 		headOwner, headRepo, _ := strings.Cut(pr.Head.Repo.FullName, "/")
 		base, ok := x.listCommits(ctx, "repoCompareDiff", map[string]string{"owner": headOwner, "repo": headRepo, "basehead": pr.Head.Ref + "..." + repo["owner"] + "/" + repo["repo"] + ":" + pr.Base.Ref})
-		msgs := append(texts(base), names...)
+		msgs, _ := texts(base, true)
+		msgs = append(msgs, names...)
 		if args["style"] == "rebase" {
-			own, ok2 := x.commitMessages(ctx, "repoGetPullRequestCommits", params, nil)
+			own, ok2 := texts(x.allCommits(ctx, "repoGetPullRequestCommits", params, nil))
 			msgs, ok = append(msgs, own...), ok && ok2
 		}
 		return msgs, ok
@@ -643,29 +644,30 @@ func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[s
 		if ok && len(list) > 0 && x.live(ctx, "repoGetBranch", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "branch": ref}, &tip) && tip.Commit.ID == list[0].SHA {
 			return nil, true // the tip of the branch of that name: it is on another branch
 		}
-		return texts(list), ok
+		return texts(list, ok)
 	case slices.Contains(contentsOps, op.ID) && body["force_push"] == true && field("new_branch") != "":
 		switch x.get(ctx, "repoGetBranch", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "branch": field("new_branch")}, nil) {
 		case http.StatusNotFound: // a new branch started on a branch
 			return nil, true
 		case http.StatusOK: // an update of the branch: it gains what the branch written from has
-			return x.commitMessages(ctx, "repoGetAllCommits", repo, url.Values{"sha": {"refs/heads/" + cmp.Or(field("branch"), def)}, "not": {"refs/heads/" + field("new_branch")}})
+			return texts(x.allCommits(ctx, "repoGetAllCommits", repo, url.Values{"sha": {"refs/heads/" + cmp.Or(field("branch"), def)}, "not": {"refs/heads/" + field("new_branch")}}))
 		}
 		return nil, false
 	}
 	return nil, true
 }
 
-// expandTemplate expands a merge template's variables as Gitea does
-// (os.Expand) with the pull request's live values, which may join a
-// reference across a variable: judged expanded as well as raw.
-func expandTemplate(tpl string, params map[string]string, pr *livePR, reviews []any) string {
-	var reviewed []string
-	for _, r := range reviews {
-		if s, _ := r.(string); s != "" {
-			reviewed = append(reviewed, "Reviewed-by: "+s+" <>")
-		}
-	}
+// templateTexts returns what Gitea reads of a merge template tpl, raw and
+// as services/pull/merge.go expands it with the pull request's live values:
+// its first line and the rest apart (os.Expand, an unknown variable empty),
+// read whole and cut at Gitea's default 5 KiB (DefaultMergeMessageSize), a
+// cut that can end a variable's braces; a rebase expands it with the title
+// and body of the commit it amends (CommitTitle, CommitBody), each of
+// commits taken for that one, as a rebase drops merge commits. Raw, the
+// text inside braces a smaller cut leaves open is judged too. ReviewedBy
+// is left empty: its lines start "Reviewed-by: " and end with an e-mail,
+// so no reference joins across them, and the names are judged apart.
+func templateTexts(tpl string, params map[string]string, pr *livePR, commits []pushed) []any {
 	headOwner, headName := "", ""
 	if pr.Head.Repo != nil {
 		headOwner, headName, _ = strings.Cut(pr.Head.Repo.FullName, "/")
@@ -673,9 +675,22 @@ func expandTemplate(tpl string, params map[string]string, pr *livePR, reviews []
 	vars := map[string]string{"BaseRepoOwnerName": params["owner"], "BaseRepoName": params["repo"], "BaseBranch": pr.Base.Ref,
 		"HeadRepoOwnerName": headOwner, "HeadRepoName": headName, "HeadBranch": pr.Head.Ref, "PullRequestTitle": pr.Title,
 		"PullRequestDescription": pr.Body, "PullRequestPosterName": pr.User.Login, "PullRequestIndex": params["index"],
-		"PullRequestReference": "#" + params["index"], "ReviewedOn": "Reviewed-on: /" + params["owner"] + "/" + params["repo"] + "/pulls/" + params["index"],
-		"ReviewedBy": strings.Join(reviewed, "\n")}
-	return os.Expand(tpl, func(k string) string { return vars[k] })
+		"PullRequestReference": "#" + params["index"], "ReviewedOn": "Reviewed-on: /" + params["owner"] + "/" + params["repo"] + "/pulls/" + params["index"]}
+	expand := func(s string) string {
+		line, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+		return os.Expand(line, func(k string) string { return vars[k] }) + "\n" + os.Expand(strings.TrimSpace(rest), func(k string) string { return vars[k] })
+	}
+	cut := tpl[:min(len(tpl), 5<<10)]
+	out := []any{tpl, expand(tpl), expand(cut)}
+	for _, c := range commits {
+		if !strings.Contains(cut, "Commit") {
+			break
+		}
+		title, body, _ := strings.Cut(c.Commit.Message, "\n")
+		vars["CommitTitle"], vars["CommitBody"] = strings.TrimSpace(title), strings.TrimSpace(body)
+		out = append(out, expand(cut))
+	}
+	return out
 }
 
 // pushed is what the policy reads of a commit Gitea pushes: its SHA, its
@@ -693,13 +708,14 @@ type pushed struct {
 	User account `json:"user"`
 }
 
-// texts returns the texts of commits (or reviews) that Gitea reads for references.
-func texts(commits []pushed) []any {
+// texts returns the texts of commits (or reviews) that Gitea reads for
+// references, and ok, which it passes on.
+func texts(commits []pushed, ok bool) ([]any, bool) {
 	var out []any
 	for _, c := range commits {
 		out = append(append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name), c.User.written()...)
 	}
-	return out
+	return out, ok
 }
 
 // resolve validates a request's arguments against its operation's input

@@ -1004,6 +1004,8 @@ func TestMergeWrittenMessage(t *testing.T) {
 	const template = repoPath + "/raw/.gitea/default_merge_message/SQUASH_TEMPLATE.md"
 	outside := `the commits repoMergePullRequest puts on a branch reference "bob/secret"`
 	const reviewedBy = "${PullRequestTitle} ${ReviewedBy}"
+	prefix := "Title\n" + strings.Repeat("a", 5<<10-len("Title\n Fixes bob/${secret#3")) + " Fixes bob/${"
+	cutOpen := prefix + "secret#3}" // cut at 5 KiB before the closing brace
 	unreadable := "cannot read from Gitea the messages of the commits repoMergePullRequest puts on a branch"
 	for _, tc := range []struct {
 		name, head, author, poster string
@@ -1029,6 +1031,13 @@ func TestMergeWrittenMessage(t *testing.T) {
 		// Gitea expands the template (os.Expand) before it reads the message: a variable, or ${}, may join a reference.
 		{"a template joining a reference across a variable", "topic", "bob", "Bob", fakeWith(200, "Fixes ${HeadBranch}/secret#3", "Content-Type", "text/plain"), fakeAnswer{}, `reference "topic/secret"`},
 		{"a template joining a reference across ${}", "topic", "bob", "Bob", fakeWith(200, "Fixes bob/${}secret#3", "Content-Type", "text/plain"), fakeAnswer{}, outside},
+		// Gitea expands a template's first line and the rest apart, cut at 5 KiB: a cut inside braces leaves "${" eaten and the rest read.
+		{"a template cut inside a variable's braces", "topic", "bob", "Bob", fakeWith(200, cutOpen, "Content-Type", "text/plain"), fakeAnswer{}, outside},
+		{"a template across its first line", "topic", "bob", "Bob", fakeWith(200, "Title ${\nFixes bob/secret#3 }", "Content-Type", "text/plain"), fakeAnswer{}, outside},
+		// Inside braces: read by a Gitea whose DefaultMergeMessageSize cuts the template there.
+		{"a reference inside a variable's braces", "topic", "bob", "Bob", fakeWith(200, "Title\n${ Fixes bob/secret#3 }", "Content-Type", "text/plain"), fakeAnswer{}, outside},
+		// A rebase expands CommitTitle and CommitBody with the message of the commit it amends.
+		{"a template joining a reference across a commit's title", "topic", "bob", "Bob", fakeWith(200, "Fixes bob/${CommitTitle}#3", "Content-Type", "text/plain"), fakeAnswer{}, `reference "bob/clean"`},
 		{"a template of variables", "topic", "bob", "Bob", fakeWith(200, "${PullRequestTitle} (${PullRequestReference}) ${BaseRepoOwnerName}/${BaseRepoName}#1", "Content-Type", "text/plain"), fakeAnswer{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
