@@ -1033,7 +1033,7 @@ func TestMergeWrittenMessage(t *testing.T) {
 		{"a template joining a reference across ${}", "topic", "bob", "Bob", fakeWith(200, "Fixes bob/${}secret#3", "Content-Type", "text/plain"), fakeAnswer{}, outside},
 		// Gitea expands a template's first line and the rest apart, cut at 5 KiB: a cut inside braces leaves "${" eaten and the rest read.
 		{"a template cut inside a variable's braces", "topic", "bob", "Bob", fakeWith(200, cutOpen, "Content-Type", "text/plain"), fakeAnswer{}, outside},
-		{"a template across its first line", "topic", "bob", "Bob", fakeWith(200, "Title ${\nFixes bob/secret#3 }", "Content-Type", "text/plain"), fakeAnswer{}, outside},
+		{"a template across its first line", "topic", "bob", "Bob", fakeWith(200, "Title ${\n${BaseRepoOwnerName}/secret#3 }", "Content-Type", "text/plain"), fakeAnswer{}, `reference "alice/secret"`},
 		// Inside braces: read by a Gitea whose DefaultMergeMessageSize cuts the template there.
 		{"a reference inside a variable's braces", "topic", "bob", "Bob", fakeWith(200, "Title\n${ Fixes bob/secret#3 }", "Content-Type", "text/plain"), fakeAnswer{}, outside},
 		// A rebase expands CommitTitle and CommitBody with the message of the commit it amends.
