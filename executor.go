@@ -513,6 +513,20 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			return "", fmt.Sprintf("the commits %s puts on a branch reference %q, outside the repositories of %s: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword", op.ID, ref, p.Name)
 		}
 	}
+	if body, _ := args["body"].(map[string]any); slices.Contains(contentsOps, op.ID) && !p.grants("gitea.issue.close") {
+		// Where the body names no one, the Signed-off-by line names the
+		// caller, by the full name Gitea holds for them.
+		if name, _, writes := signedOff(body); writes && name == "" {
+			var me account
+			if !x.live(ctx, "userGetCurrent", nil, &me) {
+				return "gitea.issue.close", fmt.Sprintf("cannot read from Gitea the full name %s's Signed-off-by line writes into the commit's message; refusing (name a committer)", op.ID)
+			}
+			if slices.ContainsFunc(me.written(), namesIssue) {
+				_, why := p.allows("gitea.issue.close")
+				return "gitea.issue.close", fmt.Sprintf("%s: signoff: true writes your full name %q into the commit's message as a Signed-off-by line, and Gitea closes the issues it names after a closing keyword as it does the message's; %s", op.ID, me.FullName, why)
+			}
+		}
+	}
 	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {
 		return "", ""
 	}

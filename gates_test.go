@@ -398,6 +398,51 @@ func TestSignoffName(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
+// TestSignoffCloses: a contents write with signoff appends a Signed-off-by
+// line to its message, which Gitea reads for closing keywords as it reads
+// the message: one naming an issue needs gitea.issue.close, the body's
+// committer (else author) judged as given, the caller's full name read live.
+func TestSignoffCloses(t *testing.T) {
+	t.Parallel()
+	write := func(kv ...any) map[string]any {
+		return map[string]any{"operation": "repoCreateFile", "arguments": map[string]any{"owner": "alice", "repo": "demo", "filepath": "a.md",
+			"body": with(map[string]any{"content": "aGk=", "message": "plain", "new_branch": "topic"}, kv...)}}
+	}
+	me := func(name string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.json("/user", map[string]any{"login": "bob", "full_name": name}).json(repoPath, map[string]any{"default_branch": "main"}).
+				on("POST", repoPath+"/contents/a.md", 201, `{}`)
+		}
+	}
+	const getRepo, post = "GET " + repoPath, "POST " + repoPath + "/contents/a.md"
+	const closes = "repoCreateFile: signoff: true writes the committer's name and address (the author's where it names no committer) into the commit's message as a Signed-off-by line, and Gitea closes the issues it names after a closing keyword as it does the message's; gitea.issue.close is not in the allowed operations of gitea-author; use a profile that allows it, such as gitea-issue-manager"
+	runLiveCases(t, []liveCase{
+		{"signed off by a committer named after a closing keyword", "gitea-author", me("Bob"), "gitea_call_operation",
+			write("signoff", true, "committer", map[string]any{"name": "closes #4", "email": "bob@example.com"}),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.close", Reason: closes}},
+		{"signed off by an author so named, no committer", "gitea-author", me("Bob"), "gitea_call_operation",
+			write("signoff", true, "author", map[string]any{"name": "fixes #4", "email": "bob@example.com"}),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.close", Reason: closes}},
+		{"signed off by the caller, whose full name closes an issue", "gitea-author", me("fixes #5"), "gitea_call_operation", write("signoff", true),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.close",
+				Reason: `repoCreateFile: signoff: true writes your full name "fixes #5" into the commit's message as a Signed-off-by line, and Gitea closes the issues it names after a closing keyword as it does the message's; gitea.issue.close is not in the allowed operations of gitea-author; use a profile that allows it, such as gitea-issue-manager`}},
+		{"signed off by a clean committer", "gitea-author", me("fixes #5"), "gitea_call_operation",
+			write("signoff", true, "committer", map[string]any{"name": "Bob", "email": "bob@example.com"}),
+			liveGot{Sent: []string{getRepo, post}}},
+		{"signed off by the caller, a clean name", "gitea-author", me("Bob"), "gitea_call_operation", write("signoff", true),
+			liveGot{Sent: []string{getRepo, post}}},
+		{"a committer so named, no sign-off", "gitea-author", me("fixes #5"), "gitea_call_operation",
+			write("committer", map[string]any{"name": "closes #4", "email": "bob@example.com"}),
+			liveGot{Sent: []string{getRepo, post}}},
+		{"signed off, the caller's name unreadable", "gitea-author", func(f *scriptedGitea) {
+			me("Bob")(f)
+			f.answer("GET", "/user", fakeWith(200, `{"login":"bob"}`), fakeWith(500, `{"message":"boom"}`))
+		}, "gitea_call_operation", write("signoff", true),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.close",
+				Reason: "cannot read from Gitea the full name repoCreateFile's Signed-off-by line writes into the commit's message; refusing (name a committer)"}},
+	})
+}
+
 // TestMergeUpstreamReadsRepoOnce: repoMergeUpstream under repositories reads
 // the fork once (GET /repos/{owner}/{repo}) for both what it forks and its
 // default branch, whichever check refuses or none does.

@@ -11,6 +11,7 @@ package main
 // denied with the reason.
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -218,7 +219,8 @@ func bodyField(args map[string]any, name string) (value string, ok bool) {
 //     restricted, adminDeleteUser's purge (gitea.admin.user); access token
 //     scopes (gitea.token.create, bounded by the caller's own rights);
 //   - metadata of the write itself: commit author, committer, dates, signoff
-//     (a commit's message and a merge's own have rules below: their closing
+//     (a commit's message, the Signed-off-by line signoff adds to it, and a
+//     merge's own message have rules below: their closing
 //     keywords act once they reach a default branch); a new issue's or pull request's own labels, assignees,
 //     milestone, reviewers and closed flag; release draft and prerelease;
 //   - checked by Gitea again when it acts: merge_when_checks_succeed (the
@@ -272,6 +274,32 @@ func editsBesideClose(v any) bool {
 	return false
 }
 
+// signedOff returns the name and address of the Signed-off-by line (and
+// the co-author trailers) Gitea writes into a contents write's message, as
+// its makeGitUserSignature takes them from the body: the committer's, else
+// the author's ("" where neither names one: the caller's, read live), and
+// whether it writes such a line: signoff, or a committer and an author both
+// named (Gitea adds Co-authored-by trailers when it signs the commit).
+func signedOff(body map[string]any) (name, email string, writes bool) {
+	committer, _ := body["committer"].(map[string]any)
+	author, _ := body["author"].(map[string]any)
+	for _, id := range []map[string]any{committer, author} {
+		n, _ := id["name"].(string)
+		e, _ := id["email"].(string)
+		name, email = cmp.Or(name, n), cmp.Or(email, e)
+	}
+	return name, email, body["signoff"] == true || committer != nil && author != nil
+}
+
+// signsOffIssue matches the arguments of a contents write whose Signed-off-by
+// line, with the name and address the body gives, names an issue.
+func signsOffIssue(v any) bool {
+	args, _ := v.(map[string]any)
+	body, _ := args["body"].(map[string]any)
+	name, email, writes := signedOff(body)
+	return writes && namesIssue(name+" <"+email+">")
+}
+
 // issueRef finds an issue or pull request reference in text.
 var issueRef = regexp.MustCompile(`[#!][0-9]|/(issues|pulls)/\+?[0-9]`)
 
@@ -312,6 +340,13 @@ var effectRules = []effectRule{
 		why: "message is the commit's message, and Gitea closes the issues it names after a closing keyword once the commit reaches the default branch (closes #N, closes owner/name#N, or an issue's address)",
 		examples: []effectExample{{map[string]any{"new_branch": "topic", "message": "fixes #4"}, true},
 			{map[string]any{"message": "closes http://gitea/alice/demo/issues/4"}, true}, {map[string]any{"message": "bump to 1.2"}, false}, {map[string]any{}, false}}},
+	{ids: contentsOps, match: signsOffIssue, perm: "gitea.issue.close",
+		why: "signoff: true writes the committer's name and address (the author's where it names no committer) into the commit's message as a Signed-off-by line, and Gitea closes the issues it names after a closing keyword as it does the message's",
+		examples: []effectExample{{map[string]any{"body": map[string]any{"signoff": true, "committer": map[string]any{"name": "closes #4", "email": "b@example.com"}}}, true},
+			{map[string]any{"body": map[string]any{"signoff": true, "author": map[string]any{"name": "Bob", "email": "fixes #4 x"}}}, true},
+			{map[string]any{"body": map[string]any{"committer": map[string]any{"name": "closes #4"}, "author": map[string]any{"name": "Bob"}}}, true},
+			{map[string]any{"body": map[string]any{"committer": map[string]any{"name": "closes #4"}}}, false},
+			{map[string]any{"body": map[string]any{"signoff": true, "committer": map[string]any{"name": "Bob", "email": "b@example.com"}}}, false}}},
 	{ids: contentsOps, field: "new_branch", match: nonEmpty, perm: "gitea.branch.create", why: "new_branch creates a branch",
 		examples: []effectExample{{map[string]any{"branch": "main", "new_branch": "topic"}, true}, {map[string]any{"branch": "topic"}, false},
 			{map[string]any{"new_branch": ""}, false}}},
