@@ -346,6 +346,22 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 				d.Allowed, d.Reason = permitted(prof, d.RequiredPermission)
 			}
 		}
+		if body, _ := args["body"].(map[string]any); d.Allowed && d.RequiredPermission == "gitea.issue.edit" && (op.ID == "issueCreateIssueBlocking" || op.ID == "issueRemoveIssueBlocking") {
+			// A block is written into the issue the body names (Gitea's
+			// target, which must be writable), which may be a pull request:
+			// its dependencies hold back its merge.
+			owner, _ := body["owner"].(string)
+			repo, _ := body["repo"].(string)
+			named := map[string]string{"owner": owner, "repo": repo, "index": scalar(body["index"])}
+			if !x.live(ctx, "issueGetIssue", named, &issue) {
+				d.Allowed, d.Reason = false, "cannot read the issue the body names to tell whether it is a pull request; refusing to write its dependencies"
+			} else if issue.PullRequest != nil {
+				d.RequiredPermission = "gitea.pr.create"
+				if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); !d.Allowed {
+					d.Reason = fmt.Sprintf("%s writes the block into %s/%s#%s, a pull request, whose dependencies hold back its merge; %s", op.ID, owner, repo, named["index"], d.Reason)
+				}
+			}
+		}
 	}
 	if d.Allowed {
 		if perm, why := x.liveEffects(ctx, prof, op, args, params, &pr); why != "" {

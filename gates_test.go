@@ -359,6 +359,45 @@ func TestLiveIssueIsPR(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
+// TestLiveBlockedIsPR: a block (issueCreateIssueBlocking,
+// issueRemoveIssueBlocking) is written into the issue its body names, Gitea's
+// target, which may be a pull request whose dependencies hold back its merge:
+// that needs gitea.pr.create, as editing its dependencies by its own number does.
+func TestLiveBlockedIsPR(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "issues-and-pulls",
+		"allowed_operations": ["gitea.read", "gitea.issue.edit", "gitea.pr.create"]}]}`), 0o600)
+	issues := func(bodyIsPR bool) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			named := map[string]any{"number": 6, "state": "open"}
+			if bodyIsPR {
+				named["pull_request"] = map[string]any{"merged": false}
+			}
+			f.user("carol").json("/repos/alice/demo/issues/4", map[string]any{"number": 4, "state": "open"}).json("/repos/alice/demo/issues/6", named).
+				on("POST", "/repos/alice/demo/issues/4/blocks", 201, `{"number":4}`).on("DELETE", "/repos/alice/demo/issues/4/blocks", 201, `{"number":4}`)
+		}
+	}
+	block := func(op string) map[string]any {
+		return map[string]any{"operation": op, "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": "4",
+			"body": map[string]any{"owner": "alice", "repo": "demo", "index": 6}}}
+	}
+	const getPath, getNamed = "GET /repos/alice/demo/issues/4", "GET /repos/alice/demo/issues/6"
+	_, noCreate := (&profile{Name: "gitea-issue-manager"}).allows("gitea.pr.create")
+	runLiveCases(t, []liveCase{
+		{"unblock a pull request", "gitea-issue-manager", issues(true), "gitea_call_operation", block("issueRemoveIssueBlocking"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Sent: []string{getPath, getNamed},
+				Reason: "issueRemoveIssueBlocking writes the block into alice/demo#6, a pull request, whose dependencies hold back its merge; " + noCreate}},
+		{"block a pull request", "gitea-issue-manager", issues(true), "gitea_call_operation", block("issueCreateIssueBlocking"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Sent: []string{getPath, getNamed},
+				Reason: "issueCreateIssueBlocking writes the block into alice/demo#6, a pull request, whose dependencies hold back its merge; " + noCreate}},
+		{"unblock an issue", "gitea-issue-manager", issues(false), "gitea_call_operation", block("issueRemoveIssueBlocking"),
+			liveGot{Sent: []string{getPath, getNamed, "DELETE /repos/alice/demo/issues/4/blocks"}}},
+		{"unblock a pull request, allowed", "issues-and-pulls", issues(true), "gitea_call_operation", block("issueRemoveIssueBlocking"),
+			liveGot{Sent: []string{getPath, getNamed, "DELETE /repos/alice/demo/issues/4/blocks"}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
 // TestSignoffName: under repositories, a contents write with signoff is
 // judged by the Signed-off-by line Gitea appends, which names the caller's
 // full name, read live, where the body names no committer.
