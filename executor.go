@@ -401,7 +401,8 @@ type livePR struct {
 // them, nor one that the commits a write pushes reference (pushedMessages),
 // the caller's name a sign-off writes included, nor one in the stored
 // description a new title makes Gitea read again; a deleted fork's parent,
-// whose pull requests the deletion closes, must be within them too.
+// whose pull requests the deletion closes, must be within them too, and so
+// must the owner an accepted transfer moves the repository to.
 // It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
@@ -431,6 +432,9 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		} `json:"parent"`
 		Default       *bool  `json:"default_delete_branch_after_merge"`
 		DefaultBranch string `json:"default_branch"`
+		Transfer      *struct {
+			Recipient account `json:"recipient"`
+		} `json:"repo_transfer"`
 	}
 	read := false
 	readRepo := func() bool { read = read || x.live(ctx, "repoGet", params, &r); return read }
@@ -440,6 +444,15 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 		if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
 			return "", fmt.Sprintf("repoMergeUpstream merges into %q from %q, the repository it forks, outside the repositories of %s", repo, r.Parent.FullName, p.Name)
+		}
+	}
+	if op.ID == "acceptRepoTransfer" && p.repoPats != nil {
+		// Accepting moves the repository to the pending transfer's recipient.
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea to whom %q is being transferred; refusing", repo)
+		}
+		if r.Transfer != nil && !p.allowsRepo(r.Transfer.Recipient.Login, params["repo"]) {
+			return "", fmt.Sprintf("acceptRepoTransfer transfers %q to %q, outside the repositories of %s", repo, r.Transfer.Recipient.Login+"/"+params["repo"], p.Name)
 		}
 	}
 	if op.ID == "repoDelete" && p.repoPats != nil {

@@ -398,6 +398,36 @@ func TestLiveBlockedIsPR(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
+// TestAcceptTransferRecipient: under repositories, accepting a transfer
+// moves the repository to the pending transfer's recipient, read live, which
+// must be within them, as repoTransfer's new_owner must.
+func TestAcceptTransferRecipient(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-admin", "repositories": ["alice/demo", "carol/demo"],
+		"allowed_operations": ["gitea.read", "gitea.repo.admin"]}]}`), 0o600)
+	to := func(recipient string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "repo_transfer": map[string]any{"recipient": map[string]any{"login": recipient}}}).
+				on("POST", repoPath+"/transfer/accept", 202, `{}`)
+		}
+	}
+	accept := map[string]any{"operation": "acceptRepoTransfer", "arguments": map[string]any{"owner": "alice", "repo": "demo"}}
+	const getRepo, post = "GET " + repoPath, "POST " + repoPath + "/transfer/accept"
+	runLiveCases(t, []liveCase{
+		{"to a recipient outside", "demo-admin", to("bob"), "gitea_call_operation", accept,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo},
+				Reason: `acceptRepoTransfer transfers "alice/demo" to "bob/demo", outside the repositories of demo-admin`}},
+		{"to a recipient within", "demo-admin", to("carol"), "gitea_call_operation", accept,
+			liveGot{Sent: []string{getRepo, post}}},
+		{"the transfer unreadable", "demo-admin", func(f *scriptedGitea) {
+			f.user("bob").on("GET", repoPath, 500, `{"message":"boom"}`)
+		}, "gitea_call_operation", accept,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo},
+				Reason: `cannot read from Gitea to whom "alice/demo" is being transferred; refusing`}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
 // TestSignoffName: under repositories, a contents write with signoff is
 // judged by the Signed-off-by line Gitea appends, which names the caller's
 // full name, read live, where the body names no committer.
