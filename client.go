@@ -345,3 +345,46 @@ func (x *executor) allCommits(ctx context.Context, opID string, params map[strin
 	}
 	return nil, false
 }
+
+// openPullHeadedBy returns the number of an open pull request of repository
+// full (owner/name) whose head is branch of repository head, 0 for none,
+// reading every page; false when Gitea does not say.
+func (x *executor) openPullHeadedBy(ctx context.Context, full, head, branch string) (int64, bool) {
+	owner, name, _ := strings.Cut(full, "/")
+	op, p, ok := x.route("repoListPullRequests", map[string]string{"owner": owner, "repo": name})
+	if !ok {
+		return 0, false
+	}
+	seen := 0
+	for page := 1; page <= maxCommitPages; page++ {
+		ex, err := x.send(ctx, op, p, url.Values{"state": {"open"}, "page": {strconv.Itoa(page)}, "limit": {"50"}}, nil)
+		var pulls []struct {
+			Number int64 `json:"number"`
+			Head   struct {
+				Ref  string `json:"ref"`
+				Repo *struct {
+					FullName string `json:"full_name"`
+				} `json:"repo"`
+			} `json:"head"`
+		}
+		if err != nil || ex.status != http.StatusOK || json.Unmarshal(ex.body, &pulls) != nil {
+			return 0, false
+		}
+		for _, pr := range pulls {
+			if pr.Head.Ref == branch && (pr.Head.Repo == nil || strings.EqualFold(pr.Head.Repo.FullName, head)) {
+				return pr.Number, true // a head repository Gitea does not name may be it
+			}
+		}
+		seen += len(pulls)
+		total, err := strconv.Atoi(ex.header.Get("X-Total-Count"))
+		switch {
+		case err != nil:
+			return 0, false
+		case seen >= total:
+			return 0, true
+		case len(pulls) == 0:
+			return 0, false // fewer than Gitea counted
+		}
+	}
+	return 0, false
+}

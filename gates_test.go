@@ -428,6 +428,54 @@ func TestAcceptTransferRecipient(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
+// TestDeleteForkBranch: under repositories, deleting a fork's branch is
+// refused when the branch heads an open pull request of a parent outside
+// them (every page read), which Gitea closes; a parent within them, or no
+// such pull request, is no refusal.
+func TestDeleteForkBranch(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "fork-brancher", "repositories": ["bob/demo", "carol/*"],
+		"allowed_operations": ["gitea.read", "gitea.branch.delete"]}]}`), 0o600)
+	const fork, pulls = "/repos/bob/demo", "/repos/alice/demo/pulls"
+	pull := func(n int, repo, ref string) map[string]any {
+		return map[string]any{"number": n, "head": map[string]any{"ref": ref, "repo": map[string]any{"full_name": repo}}}
+	}
+	forkOf := func(parent string, pages ...[]any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(fork, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": parent}}).
+				on("DELETE", fork+"/branches/feat", 204)
+			var as []fakeAnswer
+			for _, page := range pages {
+				b, _ := json.Marshal(page)
+				as = append(as, fakeWith(200, string(b), "X-Total-Count", "51"))
+			}
+			f.answer("GET", pulls, as...)
+		}
+	}
+	page1 := make([]any, 50)
+	for i := range page1 {
+		page1[i] = pull(i+1, "carol/demo", "feat")
+	}
+	del := map[string]any{"operation": "repoDeleteBranch", "arguments": map[string]any{"owner": "bob", "repo": "demo", "branch": "feat"}}
+	const getFork, getPulls, deleted = "GET " + fork, "GET " + pulls, "DELETE " + fork + "/branches/feat"
+	runLiveCases(t, []liveCase{
+		{"heading a pull request of the parent, on its second page", "fork-brancher", forkOf("alice/demo", page1, []any{pull(51, "bob/demo", "feat")}), "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.branch.delete", Sent: []string{getFork, getPulls, getPulls},
+				Reason: `deleting the branch "feat" of "bob/demo" closes the pull request alice/demo!51 it heads, outside the repositories of fork-brancher`}},
+		{"heading none", "fork-brancher", forkOf("alice/demo", page1, []any{pull(51, "bob/demo", "other")}), "gitea_call_operation", del,
+			liveGot{Sent: []string{getFork, getPulls, getPulls, deleted}}},
+		{"the parent's pull requests unreadable", "fork-brancher", func(f *scriptedGitea) {
+			forkOf("alice/demo")(f)
+			f.on("GET", pulls, 500, `{"message":"boom"}`)
+		}, "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.branch.delete", Sent: []string{getFork, getPulls},
+				Reason: `cannot read from Gitea which pull requests of "alice/demo", the repository "bob/demo" forks, the branch "feat" heads, which its deletion closes; refusing`}},
+		{"a parent within the repositories", "fork-brancher", forkOf("carol/demo"), "gitea_call_operation", del,
+			liveGot{Sent: []string{getFork, deleted}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
 // TestSignoffName: under repositories, a contents write with signoff is
 // judged by the Signed-off-by line Gitea appends, which names the caller's
 // full name, read live, where the body names no committer.

@@ -24,7 +24,8 @@
 //	client.go      * the Gitea client: the one HTTP exchange (the token only
 //	                 to GITEA_URL, no redirect, bounded reads), fault naming,
 //	                 and the reads the policy's live checks make through it
-//	                 (route, get, live, rawText, listCommits, allCommits)
+//	                 (route, get, live, rawText, listCommits, allCommits,
+//	                 openPullHeadedBy)
 //	policy.go      * the per-call policy decision (decide): route and body
 //	                 rules, effects, the repositories a call reaches, the
 //	                 head pin of approvals and merges (pinDenied)
