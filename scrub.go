@@ -122,10 +122,7 @@ func (sc *scrubber) binary(b []byte) []byte {
 	if compressed(b) {
 		return nil
 	}
-	s, rules := sc.red.redact(withholdPatches(string(b))), []string(nil)
-	if sc.mask {
-		s, rules = maskString(s)
-	}
+	s, rules := redactMask(withholdPatches(string(b)), sc.red, sc.mask)
 	for _, v := range binaryViews(s) {
 		if masked, _ := maskString(v); sc.red.redact(v) != v || sc.mask && masked != v {
 			return nil
