@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -671,11 +670,15 @@ var invisibleCarriers = []invisibleCarrier{
 // invisibleSeconds has, for each first byte of the UTF-8 encoding of an
 // invisible carrier, a bit for each second byte (a continuation byte, 0x80 to
 // 0xBF) that one of them has, and every bit for a carrier of one byte: two
-// loads rule out almost every other text.
-var invisibleSeconds = func() (t [256]uint64) {
+// loads rule out almost every other text. hiddenBMP is the carriers of the
+// Basic Multilingual Plane as a bitmap (binaryViews).
+var invisibleSeconds, hiddenBMP = func() (t [256]uint64, bmp [1 << 16 / 64]uint64) {
 	var b [utf8.UTFMax]byte
 	for _, c := range invisibleCarriers {
 		for r := c.lo; r <= c.hi; r++ {
+			if r < 1<<16 {
+				bmp[r/64] |= 1 << (r % 64)
+			}
 			if utf8.EncodeRune(b[:], r) == 1 {
 				t[b[0]] = ^uint64(0)
 			} else {
@@ -683,7 +686,7 @@ var invisibleSeconds = func() (t [256]uint64) {
 			}
 		}
 	}
-	return t
+	return t, bmp
 }()
 
 // stripHidden removes the invisibleCarriers from s. It returns the text and
@@ -739,18 +742,6 @@ func replaceHidden(s string, repl func(rune) string) (string, int) {
 	b.WriteString(s[at:])
 	return b.String(), n
 }
-
-// hiddenBMP is the invisibleCarriers of the Basic Multilingual Plane as a
-// bitmap, built once (binaryViews).
-var hiddenBMP = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
-	var bits [1 << 16 / 64]uint64
-	for _, c := range invisibleCarriers {
-		for r := c.lo; r <= c.hi && r < 1<<16; r++ {
-			bits[r/64] |= 1 << (r % 64)
-		}
-	}
-	return &bits
-})
 
 // carrierOf returns the row of invisibleCarriers that holds r, or nil, by
 // binary search.

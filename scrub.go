@@ -143,10 +143,9 @@ func (sc *scrubber) binary(b []byte) []byte {
 // kept to its ASCII, anything else a space: the secrets the passes know are
 // ASCII, and a pass over bytes stays cheap (BenchmarkBinaryContent).
 func binaryViews(s string) []string {
-	hidden := hiddenBMP()
 	visible := func(view []byte, r rune) []byte { // an ASCII character as itself, a hidden one as nothing, any other a space
 		switch {
-		case r < 1<<16 && hidden[r/64]&(1<<(r%64)) != 0 || r >= 1<<16 && carrierOf(r) != nil:
+		case r < 1<<16 && hiddenBMP[r/64]&(1<<(r%64)) != 0 || r >= 1<<16 && carrierOf(r) != nil:
 			return view
 		case r < utf8.RuneSelf:
 			return append(view, byte(r))
