@@ -350,16 +350,16 @@ type secretTrigger struct {
 // secretTriggers lists the triggers of secretRules by the first byte of their
 // anchor pair; secretPairs has a bit for each anchor pair. Words are listed
 // under both cases.
-var secretTriggers, secretPairs = buildTriggers(secretRules)
+var secretTriggers, secretPairs = buildTriggers()
 
-// buildTriggers returns secretTriggers and secretPairs for rules.
-func buildTriggers(rules []secretRule) (*[256][]secretTrigger, *[1 << 16 / 64]uint64) {
-	if len(rules) > 64 {
+// buildTriggers returns secretTriggers and secretPairs.
+func buildTriggers() (*[256][]secretTrigger, *[1 << 16 / 64]uint64) {
+	if len(secretRules) > 64 {
 		panic("secretRules: more than 64 rules") // maskString keeps a bit per rule
 	}
 	var t [256][]secretTrigger
 	var pairs [1 << 16 / 64]uint64
-	for i, r := range rules {
+	for i, r := range secretRules {
 		src := r.re.String()
 		re := regexp.MustCompile("^(?:" + src + ")")
 		boundary := strings.HasPrefix(strings.TrimPrefix(src, "(?i)"), `\b`)
@@ -371,7 +371,7 @@ func buildTriggers(rules []secretRule) (*[256][]secretTrigger, *[1 << 16 / 64]ui
 					off = j
 				}
 			}
-			tr := secretTrigger{lit, off, fold, i, &rules[i], re, boundary}
+			tr := secretTrigger{lit, off, fold, i, &secretRules[i], re, boundary}
 			for _, a := range foldCases(lit[off], fold) {
 				t[a] = append(t[a], tr)
 				for _, b := range foldCases(lit[off+1], fold) {
