@@ -10,7 +10,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -145,14 +144,10 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 		// data gets what the envelope leaves of maxChars, less room for the
 		// truncation, hidden, masking and marking fields (maxMarked).
 		budget := x.cfg.maxChars - len(encode(env)) - 300 - 50*maxMarked
-		var err error
+		var err *kindError
 		if env.Data, env.Truncated, err = sc.body(ex, x.cfg.maxItems, budget); err != nil {
-			kind := "malformed_response"
-			if ke, ok := errors.AsType[*kindError](err); ok {
-				kind = ke.kind
-			}
 			env.Data, env.Pagination = nil, nil
-			env.Error = &failure{Status: ex.status, Kind: kind, Message: err.Error()}
+			env.Error = &failure{Status: ex.status, Kind: err.kind, Message: err.Error()}
 		}
 	}
 	if len(sc.rules) > 0 && x.cfg.secretMode == modeBlock && mask {

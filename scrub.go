@@ -253,16 +253,16 @@ func classifyMedia(contentType string) mediaClass {
 // string by string without building a tree and its top-level array cut to
 // maxItems; a text or binary body whose bytes are UTF-8 is file text;
 // other bytes are base64 of at most MAX_BINARY_BYTES. The result fits
-// maxChars. JSON that is not valid, or binary too large, is an error: the
-// answer is withheld.
-func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, error) {
+// maxChars. JSON that is not valid, or binary too large or unreadable, is an
+// error of the kind it is reported under: the answer is withheld.
+func (sc *scrubber) body(ex *sent, maxItems, maxChars int) (any, *truncation, *kindError) {
 	var s string // the answer as text, scrubbed
 	switch {
 	case len(ex.body) == 0:
 		return nil, nil, nil
 	case ex.class == jsonBody && !json.Valid(ex.body):
 		err := json.Unmarshal(ex.body, new(json.RawMessage)) // the syntax error, found without decoding
-		return nil, nil, fmt.Errorf("the answer says %s but is not valid JSON (%d bytes; %v); it is withheld", ex.header.Get("Content-Type"), len(ex.body), err)
+		return nil, nil, &kindError{"malformed_response", fmt.Errorf("the answer says %s but is not valid JSON (%d bytes; %v); it is withheld", ex.header.Get("Content-Type"), len(ex.body), err)}
 	case ex.class == jsonBody:
 		sc.fileMax = max(maxChars-2048, maxChars/2) // room for the file object's other members
 		if out, total, ends, ok := sc.json(ex.body, maxItems, maxChars); ok {
