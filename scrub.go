@@ -532,19 +532,13 @@ func (sc *scrubber) fileMember(out []byte, key string, lit, obj []byte, enc *int
 // matchFileField returns the row of fileFields for the member key of the
 // object obj, or nil.
 func matchFileField(key string, obj []byte) *fileField {
-	members := map[string]string{}
-	eachMember(obj, func(name string, v []byte) bool { // obj runs past its end: the error there is of no concern
-		members[name] = string(v[:min(len(v), 64)]) // the values looked at are short
-		return true
-	})
+	m, _ := members(obj) // obj runs past its end: the error there is of no concern
 	for k := range fileFields {
 		f := &fileFields[k]
-		ok := f.member == key
-		for _, h := range f.has {
-			v, found := members[h]
-			ok = ok && found && (h != "encoding" || v == `"base64"`)
-		}
-		if ok {
+		if f.member == key && !slices.ContainsFunc(f.has, func(h string) bool {
+			v, found := m[h]
+			return !found || h == "encoding" && string(v) != `"base64"`
+		}) {
 			return f
 		}
 	}
