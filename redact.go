@@ -576,8 +576,8 @@ func redactMask(s string, r *redactor, mask bool) (string, []string) {
 // backslash with the run of them before it (JSON nested more than once). It
 // returns the text and how many it removed.
 func stripEscapedHidden(s string) (string, int) {
-	var b strings.Builder
-	n, at := 0, 0 // s[:at] is written or removed
+	var spans [][2]int
+	at := 0 // the end of the last escape removed
 	for i := 0; ; {
 		k := strings.Index(s[i:], `\u`)
 		if k < 0 {
@@ -601,14 +601,13 @@ func stripEscapedHidden(s string) (string, int) {
 			i += k + 2
 			continue
 		}
-		b.WriteString(s[at:start])
-		at, i, n = end, end, n+1
+		spans = append(spans, [2]int{start, end})
+		at, i = end, end
 	}
-	if n == 0 {
+	if spans == nil {
 		return s, 0
 	}
-	b.WriteString(s[at:])
-	return b.String(), n
+	return replaceSpans(s, spans, ""), len(spans)
 }
 
 // invisibleCarrier is a range of code points that display as nothing (or as
