@@ -153,12 +153,8 @@ func binaryViews(s string) []string {
 		return append(view, ' ')
 	}
 	view := make([]byte, 0, len(s))
-	for i := 0; i < len(s); {
-		r, n := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, n = utf8.DecodeRuneInString(s[i:])
-		}
-		if i += n; r != utf8.RuneError || n > 1 { // bytes that are not UTF-8 go
+	for i, r := range s {
+		if r != utf8.RuneError || strings.HasPrefix(s[i:], "\ufffd") { // bytes that are not UTF-8 go
 			view = visible(view, r)
 		}
 	}
