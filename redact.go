@@ -552,11 +552,9 @@ func maskString(s string) (string, []string) {
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
 	s, rules := redactMask(s, r, mask)
-	if strings.Contains(s, `\u`) {
-		if e, n := stripEscapedHidden(s); n > 0 {
-			if out, more := redactMask(e, r, mask); out != e {
-				return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
-			}
+	if e, n := stripEscapedHidden(s); n > 0 {
+		if out, more := redactMask(e, r, mask); out != e {
+			return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
 		}
 	}
 	return s, rules, hidden
