@@ -372,32 +372,31 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 			out = append(out, c)
 		case '"':
 			end, _ := skipValue(b, i)
-			if isValue && (key == "content" || key == "content_base64" || key == "encoding" || key == "sidebar" || key == "footer") {
+			lit, obj, asKey, asValue := b[i:end], b[objStart[depth]:], wantKey, isValue
+			wantKey, isValue, i = false, false, end-1
+			if asValue && (key == "content" || key == "content_base64" || key == "encoding" || key == "sidebar" || key == "footer") {
 				var done bool
-				if out, done = sc.fileMember(out, key, b[i:end], b[objStart[depth]:], &enc[depth], keyOut); done {
-					wantKey, isValue, i = false, false, end-1
+				if out, done = sc.fileMember(out, key, lit, obj, &enc[depth], keyOut); done {
 					continue
 				}
 			}
-			s, _ := decodeString(b[i:end])
+			s, _ := decodeString(lit)
 			switch {
-			case wantKey:
+			case asKey:
 				key, _ = stripHidden(s)
 				keyOut = len(out)
-			case isValue && sc.mask && s != "":
-				if rule := secretMember(key, b[objStart[depth]:]); rule != "" {
+			case asValue && sc.mask && s != "":
+				if rule := secretMember(key, obj); rule != "" {
 					sc.note(rule)
 					out = append(out, `"`+maskedMarker+`"`...)
-					wantKey, isValue, i = false, false, end-1
 					continue
 				}
 			}
 			if ns := sc.str(s); ns != s {
 				out = appendString(out, ns)
 			} else {
-				out = append(out, b[i:end]...)
+				out = append(out, lit...)
 			}
-			wantKey, isValue, i = false, false, end-1
 		default:
 			if c > ' ' {
 				out = append(out, c)
