@@ -5,9 +5,10 @@ package main
 // string (redact.go), turns file contents to text or base64 within bounds
 // (withholding, as null, bytes it cannot read: compressed or archived data,
 // a secret only a hidden-character or UTF-16 reading shows; and the data of
-// git binary patches), and cuts long lists and texts; and the JSON scanner it, compact.go and the
-// OpenAPI reader share. It decides nothing about access: it never drops a
-// member it cannot classify and never returns JSON it did not re-encode.
+// git binary patches), and cuts long lists and texts; and the JSON scanner
+// it, compact.go and the OpenAPI reader share. It decides nothing about
+// access: it never drops a member it cannot classify and never returns JSON
+// it did not re-encode.
 
 import (
 	"bytes"
