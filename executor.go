@@ -345,6 +345,9 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 				d.RequiredPermission = "gitea.pr.create"
 				d.Allowed, d.Reason = permitted(prof, d.RequiredPermission)
 			}
+			if !d.Allowed { // the caller named an issue: say why a pull request's permission decides
+				d.Reason = issuePRReason(params["index"], d.Reason)
+			}
 		}
 		if body, _ := args["body"].(map[string]any); d.Allowed && d.RequiredPermission == "gitea.issue.edit" && (op.ID == "issueCreateIssueBlocking" || op.ID == "issueRemoveIssueBlocking") {
 			// A block is written into the issue the body names (Gitea's
@@ -370,6 +373,13 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		}
 	}
 	return d
+}
+
+// issuePRReason is the reason of a refusal to write through the issue API to
+// number index, which Gitea says is a pull request's: why the pull request's
+// permission decides, then why it is not granted.
+func issuePRReason(index, why string) string {
+	return fmt.Sprintf("#%s is a pull request, and the issue API writes to it as to a pull request: %s", index, why)
 }
 
 // livePR is what the policy reads of a pull request: its author and head.

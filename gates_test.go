@@ -298,9 +298,9 @@ func TestLiveChecks(t *testing.T) {
 		{"close an issue", "gitea-issue-manager", issue(false), "gitea_call_operation", closeIssue,
 			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
 		{"close a pull request through the issue API", "gitea-issue-manager", issue(true), "gitea_call_operation", closeIssue,
-			denied("gitea.pr.close", reasonOf(t, "gitea-issue-manager", "gitea.pr.close"), getIssue)},
+			denied("gitea.pr.close", issuePRReason("1", reasonOf(t, "gitea-issue-manager", "gitea.pr.close")), getIssue)},
 		{"edit a pull request through the issue API", "gitea-issue-manager", issue(true), "gitea_call_operation", editIssue(map[string]any{"title": "t"}),
-			denied("gitea.pr.create", reasonOf(t, "gitea-issue-manager", "gitea.pr.create"), getIssue)},
+			denied("gitea.pr.create", issuePRReason("1", reasonOf(t, "gitea-issue-manager", "gitea.pr.create")), getIssue)},
 		{"close a pull request through the issue API, allowed", "prgs-reconciler", issue(true), "gitea_call_operation", closeIssue,
 			liveGot{Sent: []string{getIssue, "PATCH " + issuePath}}},
 		{"edit with the issue unreadable", "gitea-issue-manager", func(f *scriptedGitea) { f.user("bob").on("GET", issuePath, 500, `{"message":"boom"}`) },
@@ -344,6 +344,7 @@ func TestLiveIssueIsPR(t *testing.T) {
 	closeRetitle := call("issueEditIssue", map[string]any{"state": "closed", "title": "t"})
 	_, noCreate := (&profile{Name: "closer"}).allows("gitea.pr.create")
 	_, noAdmin := (&profile{Name: "closer"}).allows("gitea.repo.admin")
+	noCreate, noAdmin = issuePRReason("1", noCreate), issuePRReason("1", noAdmin)
 	const getIssue = "GET " + issuePath
 	runLiveCases(t, []liveCase{
 		{"close a pull request", "closer", issue(true), "gitea_call_operation", call("issueEditIssue", map[string]any{"state": "closed"}),
