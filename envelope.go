@@ -230,6 +230,9 @@ func errorMessage(ex *sent) string {
 	if ex.status == http.StatusTooManyRequests {
 		msg = strings.TrimSpace(fmt.Sprintf("%s (Retry-After: %s; retried %d times)", msg, cmp.Or(ex.header.Get("Retry-After"), "none"), ex.retries))
 	}
+	if msg == "" { // Gitea 1.26 answers updating an up-to-date pull request so: 500, "message": ""
+		msg = fmt.Sprintf("Gitea answered %d %s and gave no message", ex.status, http.StatusText(ex.status))
+	}
 	return msg // cut by message once scrubbed: cut first, a secret across the cut would pass as a prefix
 }
 

@@ -344,3 +344,28 @@ func TestGiteaURLsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyGiteaMessage: found by the user-experience test. Gitea 1.26
+// answers repoUpdatePullRequest on a pull request already up to date with
+// 500 and "message": "", and the error said message "" only; it now says
+// what Gitea answered.
+func TestEmptyGiteaMessage(t *testing.T) {
+	t.Parallel()
+	f := newScriptedGitea(t).user("bob").on("GET", issuePath, 500, `{"message":"","url":"http://gitea/api/swagger"}`)
+	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-author")
+	out, isErr := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "issueGetIssue",
+		"arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1}})
+	if msg := get(out, "error.message"); !isErr || msg != "Gitea answered 500 Internal Server Error and gave no message" {
+		t.Errorf("isError %v, message %q", isErr, msg)
+	}
+	for _, tc := range []struct {
+		body, want string
+	}{
+		{`{"message":"not found"}`, "not found"},
+		{``, "Gitea answered 404 Not Found and gave no message"},
+	} {
+		if got := errorMessage(&sent{status: 404, body: []byte(tc.body)}); got != tc.want {
+			t.Errorf("errorMessage(404, %q) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
