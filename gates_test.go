@@ -1265,3 +1265,40 @@ func TestLiveAllowlistEdits(t *testing.T) {
 			denied("gitea.repo.admin", `deleting "alice/demo" closes the pull requests it heads in "bob/up", the repository it forks, outside the repositories of demo-admin`, getRepo)},
 	}, "GITEA_MCP_CONFIG", config)
 }
+
+// TestMergeHints: found by the user-experience test. A merge refused only
+// because Gitea still checked the pull request for conflicts (mergeable
+// false for a few seconds after another merge moved the base) answered
+// "merging needs a merger profile ... this server runs as gitea-merger",
+// which sends the model after the wrong cause. The hint now follows the
+// gates that failed; the role's hint stays for the identity's and policy's.
+func TestMergeHints(t *testing.T) {
+	t.Parallel()
+	args := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "head_sha": headSHA, "confirm": "MERGE PR 1"}
+	const role = "merging needs a merger profile"
+	for _, tc := range []struct {
+		name, author, head string
+		mergeable          any
+		want, not          string
+	}{
+		{"mergeable false", "alice", headSHA, false, "check again with gitea_check_pr_eligibility shortly", role},
+		{"head moved", "alice", otherSHA, true, "the head moved since head_sha", role},
+		{"own pull request", "bob", headSHA, true, role, "check again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newScriptedGitea(t).user("bob").json(prPath, fakePR(tc.author, "open", tc.head, tc.mergeable))
+			s := f.server(t, "GITEA_MCP_PROFILE", "gitea-merger")
+			check := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "action": "merge"}
+			for tool, args := range map[string]map[string]any{"gitea_merge_pr": args, "gitea_check_pr_eligibility": check} {
+				if tool == "gitea_check_pr_eligibility" && tc.head != headSHA {
+					continue // eligibility reads the head; it is not compared
+				}
+				out, _ := fakeCall(t, t.Context(), s, tool, args)
+				if hint := str0(get(out, "data.hint")); !strings.Contains(hint, tc.want) || strings.Contains(hint, tc.not) {
+					t.Errorf("%s: hint %q, want it to hold %q and not %q", tool, hint, tc.want, tc.not)
+				}
+			}
+		})
+	}
+}

@@ -149,7 +149,7 @@ func (s *server) eligibility(ctx context.Context, tool, action string, args map[
 		}
 		detail := "mergeable " + seen
 		if !mergeable {
-			detail += ": unknown or false is a refusal (branch protection, required reviews or conflicts)"
+			detail += ": unknown or false is a refusal (Gitea answers false while it checks for conflicts, for a conflict and for a draft)"
 		}
 		gates = append(gates, gate{"Gitea reports it mergeable", mergeable, detail})
 	}
@@ -201,25 +201,51 @@ func checkEligibility(ctx context.Context, s *server, _ *session, args map[strin
 		"author": pr.User.Login, "state": pr.State, "mergeable": pr.Mergeable,
 		"pin": map[string]string{"approve": "on every route an approval names head_sha as commit_id", "merge": "on every route a merge names head_sha as head_commit_id (gitea_merge_pr: head_sha)"}[action]}
 	if !passed(gates) {
-		out["hint"] = hint(s, action) // what would make it possible, only when it is not
+		out["hint"] = hint(s, action, gates) // what would make it possible, only when it is not
 	}
 	return jsonResult(out, false)
 }
 
-// hint says what would make an action possible on this server.
-func hint(s *server, action string) string {
+// gateHints says what makes each gate of the pull request's own state pass,
+// by gate; a gate not named here is the identity's or the profile's (hint).
+var gateHints = map[string]string{
+	"pull request open": "the pull request is closed or merged: there is nothing to do",
+	"Gitea reports it mergeable": "Gitea answers mergeable false for a few seconds after the base branch or the head moves, while it checks for conflicts: " +
+		"check again with gitea_check_pr_eligibility shortly; if it stays false, the author resolves the conflict or marks the draft (WIP) ready",
+	"head is still head_sha":                           "the head moved since head_sha: review the new head (gitea_check_pr_eligibility gives it) and pass it as head_sha",
+	"base is still base":                               "the pull request now targets another base: check it again (gitea_check_pr_eligibility gives it) and pass that base",
+	"changed files are exactly expected_changed_files": "the pull request changes other files than expected_changed_files: review its files again",
+}
+
+// hint says what would make an action possible on this server, for the gates
+// that did not pass: what the pull request's state needs (gateHints), or the
+// role that may take the action.
+func hint(s *server, action string, gates []gate) string {
+	var hints []string
+	role := false
+	for _, g := range gates {
+		if g.Passed {
+			continue
+		}
+		if h, ok := gateHints[g.Gate]; ok {
+			hints = append(hints, h)
+		} else {
+			role = true
+		}
+	}
 	prof, _ := s.exec.active(context.Background())
 	name := profileName(prof)
 	if name == "" {
 		name = "no profile"
 	}
-	switch action {
-	case "merge":
-		return "merging needs a merger profile (gitea-merger) whose identity did not author the pull request; this server runs as " + name
-	case "approve":
-		return "approving needs a reviewer profile (gitea-reviewer) whose identity did not author the pull request; this server runs as " + name
+	switch {
+	case !role:
+	case action == "merge":
+		hints = append(hints, "merging needs a merger profile (gitea-merger) whose identity did not author the pull request; this server runs as "+name)
+	case action == "approve":
+		hints = append(hints, "approving needs a reviewer profile (gitea-reviewer) whose identity did not author the pull request; this server runs as "+name)
 	}
-	return ""
+	return strings.Join(hints, "; ")
 }
 
 // maxFilePages bounds the pages of changed files the merge gate reads; a list
@@ -297,7 +323,7 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 	}
 	if !passed(gates) {
 		refuse(gates)
-		return jsonResult(map[string]any{"merged": false, "gates": gates, "hint": hint(s, "merge")}, true)
+		return jsonResult(map[string]any{"merged": false, "gates": gates, "hint": hint(s, "merge", gates)}, true)
 	}
 	env = s.step(ctx, tool, action, "repoMergePullRequest", merge, nil)
 	if env.Error != nil {
