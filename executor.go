@@ -20,7 +20,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -646,146 +645,26 @@ func trimFold(s, suffix string) string {
 	return s
 }
 
-// maxCommitPages bounds the pages of commits allCommits reads (of 50,
-// Gitea's default maximum): a write pushing more is refused.
-const maxCommitPages = 20
-
-// pushedMessages reads the texts Gitea reads for issue references in the
-// commits a write of op puts on a branch, as the caller's push, each commit
-// named as Gitea resolves it: a merge's commits, the message Gitea writes
-// for the merge commit when the call gives none (from the branch names, and
-// the repository's template for the style, read on the default branch def,
-// which a rebase amends its last commit with) and their authors' names, which
-// a squash writes as trailers, with the pull request's author's (and its
-// approvers', where the template writes ReviewedBy); those a branch moved
-// to a commit gains (the commit resolved as the update resolves it); those
-// a fork takes from its
-// parent (upstream, the comparison with the branch Gitea syncs from); those
-// a pull request's head takes from its base, with the merge commit's message
-// from the branch names, and its own, which a rebase pushes again; for a
-// branch created from a ref, which Gitea reads back to the first commit on
-// another branch, the ten latest not on the default branch, unless the ref
-// is a branch's tip; and for a contents write forced onto an existing branch,
-// what it gains. It reports whether Gitea answered with all of them; a write
-// that pushes no commit of another's has none.
-func (x *executor) pushedMessages(ctx context.Context, op *operation, args map[string]any, params map[string]string, pr *livePR, upstream, def string) ([]any, bool) {
-	body, _ := args["body"].(map[string]any)
-	field := func(k string) string { s, _ := body[k].(string); return s }
-	repo := map[string]string{"owner": params["owner"], "repo": params["repo"]}
-	names := []any{pr.Head.Ref, pr.Base.Ref} // in the messages Gitea writes for a merge commit
-	switch {
-	case op.ID == "repoMergePullRequest":
-		own, ok := x.allCommits(ctx, "repoGetPullRequestCommits", params, nil)
-		tpl, ok2 := x.rawText(ctx, repo, ".gitea/default_merge_message/"+strings.ToUpper(cmp.Or(field("do"), "merge"))+"_TEMPLATE.md", def)
-		msgs, _ := texts(own, true)
-		msgs = append(append(msgs, names...), pr.User.written()...) // a squash's Co-authored-by trailer names the author
-		// The template's Reviewed-by lines name the approvers.
-		if strings.Contains(tpl, "ReviewedBy") {
-			reviewers, ok3 := texts(x.allCommits(ctx, "repoListPullReviews", params, nil))
-			msgs, ok2 = append(msgs, reviewers...), ok2 && ok3
+// bodyField returns a request body field from args: from args["body"] when that
+// is an object, else from args itself. A field given in both places, or a value
+// that is neither a string nor null, makes ok false.
+func bodyField(args map[string]any, name string) (value string, ok bool) {
+	v, found := args[name]
+	if body, isObj := args["body"].(map[string]any); isObj {
+		if bv, inBody := body[name]; inBody {
+			if found {
+				return "", false // given twice: ambiguous
+			}
+			v = bv
 		}
-		return append(msgs, templateTexts(tpl, params, pr, own)...), ok && ok2
-	case op.ID == "repoUpdateBranch":
-		return texts(x.allCommits(ctx, "repoGetAllCommits", repo, url.Values{"sha": {field("new_commit_id")}, "not": {"refs/heads/" + params["branch"]}}))
-	case op.ID == "repoMergeUpstream":
-		list, ok := x.listCommits(ctx, "repoCompareDiff", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "basehead": upstream})
-		return texts(list, ok)
-	case op.ID == "repoUpdatePullRequest":
-		if pr.Head.Repo == nil {
-			return nil, false
-		}
-		headOwner, headRepo, _ := strings.Cut(pr.Head.Repo.FullName, "/")
-		base, ok := x.listCommits(ctx, "repoCompareDiff", map[string]string{"owner": headOwner, "repo": headRepo, "basehead": pr.Head.Ref + "..." + repo["owner"] + "/" + repo["repo"] + ":" + pr.Base.Ref})
-		msgs, _ := texts(base, true)
-		msgs = append(msgs, names...)
-		if args["style"] == "rebase" {
-			own, ok2 := texts(x.allCommits(ctx, "repoGetPullRequestCommits", params, nil))
-			msgs, ok = append(msgs, own...), ok && ok2
-		}
-		return msgs, ok
-	case op.ID == "repoCreateBranch" && field("old_ref_name") != "": // old_branch_name and none start on a branch: nothing read
-		ref := field("old_ref_name")
-		list, ok := x.listCommits(ctx, "repoGetAllCommits", repo, "sha", ref, "not", "refs/heads/"+def)
-		var tip struct {
-			Commit struct {
-				ID string `json:"id"`
-			} `json:"commit"`
-		}
-		if ok && len(list) > 0 && x.live(ctx, "repoGetBranch", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "branch": ref}, &tip) && tip.Commit.ID == list[0].SHA {
-			return nil, true // the tip of the branch of that name: it is on another branch
-		}
-		return texts(list, ok)
-	case slices.Contains(contentsOps, op.ID) && body["force_push"] == true && field("new_branch") != "":
-		switch x.get(ctx, "repoGetBranch", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "branch": field("new_branch")}, nil) {
-		case http.StatusNotFound: // a new branch started on a branch
-			return nil, true
-		case http.StatusOK: // an update of the branch: it gains what the branch written from has
-			return texts(x.allCommits(ctx, "repoGetAllCommits", repo, url.Values{"sha": {"refs/heads/" + cmp.Or(field("branch"), def)}, "not": {"refs/heads/" + field("new_branch")}}))
-		}
-		return nil, false
 	}
-	return nil, true
-}
-
-// templateTexts returns what Gitea reads of a merge template tpl, raw and
-// as services/pull/merge.go expands it with the pull request's live values:
-// its first line and the rest apart (os.Expand, an unknown variable empty),
-// read whole and cut at Gitea's default 5 KiB (DefaultMergeMessageSize), a
-// cut that can end a variable's braces; a rebase expands it with the title
-// and body of the commit it amends (CommitTitle, CommitBody), each of
-// commits taken for that one, as a rebase drops merge commits. Raw, the
-// text inside braces a smaller cut leaves open is judged too. ReviewedBy
-// is left empty: its lines start "Reviewed-by: " and end with an e-mail,
-// so no reference joins across them, and the names are judged apart.
-func templateTexts(tpl string, params map[string]string, pr *livePR, commits []pushed) []any {
-	headOwner, headName := "", ""
-	if pr.Head.Repo != nil {
-		headOwner, headName, _ = strings.Cut(pr.Head.Repo.FullName, "/")
+	switch v := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return v, true
 	}
-	vars := map[string]string{"BaseRepoOwnerName": params["owner"], "BaseRepoName": params["repo"], "BaseBranch": pr.Base.Ref,
-		"HeadRepoOwnerName": headOwner, "HeadRepoName": headName, "HeadBranch": pr.Head.Ref, "PullRequestTitle": pr.Title,
-		"PullRequestDescription": pr.Body, "PullRequestPosterName": pr.User.Login, "PullRequestIndex": params["index"],
-		"PullRequestReference": "#" + params["index"], "ReviewedOn": "Reviewed-on: /" + params["owner"] + "/" + params["repo"] + "/pulls/" + params["index"]}
-	expand := func(s string) string {
-		line, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
-		return os.Expand(line, func(k string) string { return vars[k] }) + "\n" + os.Expand(strings.TrimSpace(rest), func(k string) string { return vars[k] })
-	}
-	cut := tpl[:min(len(tpl), 5<<10)]
-	out := []any{tpl, expand(tpl), expand(cut)}
-	for _, c := range commits {
-		if !strings.Contains(cut, "Commit") {
-			break
-		}
-		title, body, _ := strings.Cut(c.Commit.Message, "\n")
-		vars["CommitTitle"], vars["CommitBody"] = strings.TrimSpace(title), strings.TrimSpace(body)
-		out = append(out, expand(cut))
-	}
-	return out
-}
-
-// pushed is what the policy reads of a commit Gitea pushes: its SHA, its
-// message, and its author's and committer's names, which a squash merge
-// writes into its message as trailers; or of a review, its reviewer's full
-// name, which a merge template's Reviewed-by lines write.
-type pushed struct {
-	SHA    string `json:"sha"`
-	Commit struct {
-		Message           string `json:"message"`
-		Author, Committer struct {
-			Name string `json:"name"`
-		}
-	} `json:"commit"`
-	User account `json:"user"`
-}
-
-// texts returns the texts of commits (or reviews) that Gitea reads for
-// references, and ok, which it passes on.
-func texts(commits []pushed, ok bool) ([]any, bool) {
-	var out []any
-	for _, c := range commits {
-		out = append(append(out, c.Commit.Message, c.Commit.Author.Name, c.Commit.Committer.Name), c.User.written()...)
-	}
-	return out, ok
+	return "", false
 }
 
 // resolve validates a request's arguments against its operation's input

@@ -182,28 +182,6 @@ var argRules = []argRule{
 		}},
 }
 
-// bodyField returns a request body field from args: from args["body"] when that
-// is an object, else from args itself. A field given in both places, or a value
-// that is neither a string nor null, makes ok false.
-func bodyField(args map[string]any, name string) (value string, ok bool) {
-	v, found := args[name]
-	if body, isObj := args["body"].(map[string]any); isObj {
-		if bv, inBody := body[name]; inBody {
-			if found {
-				return "", false // given twice: ambiguous
-			}
-			v = bv
-		}
-	}
-	switch v := v.(type) {
-	case nil:
-		return "", true
-	case string:
-		return v, true
-	}
-	return "", false
-}
-
 // effectRule names a request body field whose value widens what a write does:
 // when the operation is one of ids and match holds for the field's value (for
 // field "", for the arguments whole), the call also needs perm. Fields of the mutating operations' body schemas that
