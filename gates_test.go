@@ -288,7 +288,7 @@ func TestLiveChecks(t *testing.T) {
 			map[string]any{"operation": "repoCreateFile", "arguments": map[string]any{"owner": "alice", "repo": "demo", "filepath": "a.md",
 				"body": map[string]any{"content": "aGk=", "new_branch": "feature", "message": "fixes #1"}}},
 			denied("gitea.issue.close", "repoCreateFile: message is the commit's message, and Gitea closes the issues it names after a closing keyword once the commit reaches the default branch (closes #N, closes owner/name#N, or an issue's address); "+
-				reasonOf(t, "gitea-author", "gitea.issue.close"))},
+				reasonOf(t, "gitea-author", "gitea.issue.close")+"; or leave the issue out of the message and name it in the pull request's description, where a closing keyword closes it when the pull request is merged")},
 		{"commit with the default branch unreadable", "gitea-author", func(f *scriptedGitea) { f.user("bob") },
 			"gitea_call_operation", createFile("feature"), denied(permMerge, `cannot read the default branch of "alice/demo" from Gitea; refusing to write to "feature"`, getRepo)},
 		{"merge one's own pull request", "gitea-merger", pr("bob"), "gitea_call_operation", merge,

@@ -216,6 +216,7 @@ type effectRule struct {
 	match    func(any) bool
 	perm     string
 	why      string          // what the value does, for a refusal's reason
+	instead  string          // what reaches the goal without perm, for a refusal's reason ("" for nothing)
 	examples []effectExample // checked by TestEffectRules
 }
 
@@ -307,15 +308,18 @@ var effectRules = []effectRule{
 		examples: []effectExample{{map[string]any{"do": "manually-merged", "merge_commit_id": "abc"}, true},
 			{map[string]any{"do": "rebase"}, false}}},
 	{ids: []string{"repoMergePullRequest"}, field: "merge_message_field", match: namesIssue, perm: "gitea.issue.close",
-		why: "merge_message_field is the merger's own commit message, and Gitea closes the issues it names after a closing keyword (closes #N, closes owner/name#N in any repository)",
+		why:     "merge_message_field is the merger's own commit message, and Gitea closes the issues it names after a closing keyword (closes #N, closes owner/name#N in any repository)",
+		instead: "leave merge_message_field out (Gitea writes its own message) or name no issue in it",
 		examples: []effectExample{{map[string]any{"do": "merge", "merge_message_field": "Closes #1"}, true},
 			{map[string]any{"merge_message_field": "fixes alice/secret#3"}, true}, {map[string]any{"merge_message_field": "see http://gitea/alice/demo/pulls/4"}, true},
 			{map[string]any{"merge_message_field": "resolves !7"}, true}, {map[string]any{"merge_message_field": "closes [x](/alice/demo/issues/+7)"}, true}, {map[string]any{"do": "merge", "merge_message_field": "release 1.2"}, false}}},
 	{ids: []string{"repoMergePullRequest"}, field: "merge_title_field", match: namesIssue, perm: "gitea.issue.close",
 		why:      "merge_title_field is the merger's own commit title, and Gitea closes the issues it names after a closing keyword (fixes #N)",
+		instead:  "leave merge_title_field out (Gitea writes its own title) or name no issue in it",
 		examples: []effectExample{{map[string]any{"do": "squash", "merge_title_field": "fixes #2"}, true}, {map[string]any{"merge_title_field": "everyday"}, false}}},
 	{ids: contentsOps, field: "message", match: namesIssue, perm: "gitea.issue.close",
-		why: "message is the commit's message, and Gitea closes the issues it names after a closing keyword once the commit reaches the default branch (closes #N, closes owner/name#N, or an issue's address)",
+		why:     "message is the commit's message, and Gitea closes the issues it names after a closing keyword once the commit reaches the default branch (closes #N, closes owner/name#N, or an issue's address)",
+		instead: "leave the issue out of the message and name it in the pull request's description, where a closing keyword closes it when the pull request is merged",
 		examples: []effectExample{{map[string]any{"new_branch": "topic", "message": "fixes #4"}, true},
 			{map[string]any{"message": "closes http://gitea/alice/demo/issues/4"}, true}, {map[string]any{"message": "bump to 1.2"}, false}, {map[string]any{}, false}}},
 	{ids: contentsOps, match: signsOffIssue, perm: "gitea.issue.close",
@@ -730,6 +734,9 @@ func decide(p *profile, identity, tool string, op opInfo, args map[string]any, p
 			if r.matches(op.ID, args) && !p.grants(r.perm) {
 				_, why := p.allows(r.perm)
 				d.Allowed, d.RequiredPermission, d.Reason = false, r.perm, op.ID+": "+r.why+"; "+why
+				if r.instead != "" {
+					d.Reason += "; or " + r.instead
+				}
 				break
 			}
 		}
