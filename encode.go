@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -429,13 +430,36 @@ func bindValue(name, v string, params map[string]string) bool {
 	return v != "" && err == nil
 }
 
+// without adds to err, the refusal of a read's last path parameter given
+// empty, "." or "/" (a file path meant as the root), the operation of the
+// route without that parameter, if the document has one: repoGetContentsList
+// for repoGetContents.
+func (t *routeTable) without(spec routeSpec, params map[string]string, err error) error {
+	i := strings.LastIndex(spec.Route, "/{")
+	if i < 0 || spec.Method != http.MethodGet || !strings.HasSuffix(spec.Route, "}") {
+		return err
+	}
+	name := strings.TrimSuffix(spec.Route[i+2:], "}")
+	if strings.ContainsAny(name, "{}") || strings.Trim(params[name], "./") != "" || !strings.HasPrefix(err.Error(), fmt.Sprintf("path parameter %q:", name)) {
+		return err
+	}
+	p, perr := encodePath(spec.Route[:i], params)
+	if perr != nil {
+		return err
+	}
+	if op, _, merr := t.match(spec.Method, p); merr == nil && op != spec.OperationID {
+		return fmt.Errorf("%w; without %s, call %s (%s %s)", err, name, op, spec.Method, spec.Route[:i])
+	}
+	return err
+}
+
 // expand encodes spec's route with params and confirms that the path resolves
 // back to spec's operation with the same values, so a value another route
 // shadows (head "commits" in pulls/{base}/{head}) is refused instead of sent.
 func (t *routeTable) expand(spec routeSpec, params map[string]string) (string, error) {
 	p, err := encodePath(spec.Route, params)
 	if err != nil {
-		return "", err
+		return "", t.without(spec, params, err)
 	}
 	op, got, err := t.match(spec.Method, p)
 	same := err == nil && op == spec.OperationID

@@ -531,3 +531,34 @@ func BenchmarkMatch(b *testing.B) {
 		})
 	}
 }
+
+// TestRootPathHint: found by the user-experience test. repoGetContents with
+// filepath "" or "." (the repository's root, as a model asks for it) was
+// refused with only "path parameter \"filepath\": missing"; the refusal now
+// names the operation of the route without it, repoGetContentsList. A write,
+// or a read whose route has none, gets no such hint.
+func TestRootPathHint(t *testing.T) {
+	t.Parallel()
+	s := newScriptedGitea(t).user("bob").server(t, "GITEA_MCP_PROFILE", "gitea-author")
+	for _, tc := range []struct {
+		tool, op string
+		args     map[string]any
+		want     bool
+	}{
+		{"repoGetContents", "", map[string]any{"owner": "alice", "repo": "demo", "filepath": ""}, true},
+		{"repoGetContents", "", map[string]any{"owner": "alice", "repo": "demo", "filepath": "."}, true},
+		{"repoGetContents", "", map[string]any{"owner": "alice", "repo": "demo", "filepath": "a/../b"}, false},
+		{"repoGetRawFile", "", map[string]any{"owner": "alice", "repo": "demo", "filepath": ""}, false},
+		{"gitea_call_operation", "repoCreateFile", map[string]any{"owner": "alice", "repo": "demo", "filepath": "", "body": map[string]any{"content": "aGk="}}, false},
+	} {
+		args := tc.args
+		if tc.op != "" {
+			args = map[string]any{"operation": tc.op, "arguments": tc.args}
+		}
+		out, isErr := fakeCall(t, t.Context(), s, tc.tool, args)
+		msg := str0(get(out, "error.message"))
+		if !isErr || strings.Contains(msg, "call repoGetContentsList (GET /repos/{owner}/{repo}/contents)") != tc.want {
+			t.Errorf("%s %v: isError %v, %q; want the hint %v", tc.tool, tc.args, isErr, msg, tc.want)
+		}
+	}
+}
