@@ -554,9 +554,11 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			def = r.DefaultBranch
 		}
 		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream, def)
-		if body, _ := args["body"].(map[string]any); slices.Contains(contentsOps, op.ID) && body["signoff"] == true {
+		body, _ := args["body"].(map[string]any)
+		if name, _, writes := signedOff(body); slices.Contains(contentsOps, op.ID) && writes && name == "" {
 			// Gitea signs the message off with the committer's name: the
-			// caller's full name where the body names no committer.
+			// caller's full name where the body names no one (a name
+			// the body gives is judged with the body).
 			var me account
 			ok = ok && x.live(ctx, "userGetCurrent", nil, &me)
 			msgs = append(msgs, me.written()...)
