@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -319,29 +320,37 @@ func (x *executor) listCommits(ctx context.Context, opID string, params map[stri
 // allCommits reads every commit operation opID lists for params and query q
 // (a pull request's, which land on its base when it is merged; or a
 // repository's, of a ref and not of another), or every review of a pull
-// request, page by page. It reports whether Gitea answered with all it
-// counted.
+// request. It reports whether Gitea answered with all it counted.
 func (x *executor) allCommits(ctx context.Context, opID string, params map[string]string, q url.Values) ([]pushed, bool) {
+	q = url.Values{"stat": {"false"}, "files": {"false"}, "verification": {"false"}, "sha": q["sha"], "not": q["not"]}
+	return allPages[pushed](ctx, x, opID, params, q)
+}
+
+// allPages reads every item of the list operation opID answers for params
+// and query q, page by page (of 50, Gitea's default maximum, at most
+// maxCommitPages). It reports whether Gitea answered with all it counted.
+func allPages[T any](ctx context.Context, x *executor, opID string, params map[string]string, q url.Values) ([]T, bool) {
 	op, p, ok := x.route(opID, params)
 	if !ok {
 		return nil, false
 	}
-	var all []pushed
+	var all []T
 	for page := 1; page <= maxCommitPages; page++ {
-		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {"50"}, "stat": {"false"}, "files": {"false"}, "verification": {"false"}, "sha": q["sha"], "not": q["not"]}
-		ex, err := x.send(ctx, op, p, q, nil)
-		var commits []pushed
-		if err != nil || ex.status != http.StatusOK || json.Unmarshal(ex.body, &commits) != nil {
+		pq := url.Values{"page": {strconv.Itoa(page)}, "limit": {"50"}}
+		maps.Copy(pq, q)
+		ex, err := x.send(ctx, op, p, pq, nil)
+		var items []T
+		if err != nil || ex.status != http.StatusOK || json.Unmarshal(ex.body, &items) != nil {
 			return nil, false
 		}
-		all = append(all, commits...)
+		all = append(all, items...)
 		total, err := strconv.Atoi(ex.header.Get("X-Total-Count"))
 		switch {
 		case err != nil:
 			return nil, false
 		case len(all) >= total:
 			return all, true
-		case len(commits) == 0:
+		case len(items) == 0:
 			return nil, false // fewer than Gitea counted
 		}
 	}
@@ -353,42 +362,21 @@ func (x *executor) allCommits(ctx context.Context, opID string, params map[strin
 // reading every page; false when Gitea does not say.
 func (x *executor) openPullHeadedBy(ctx context.Context, full, head, branch string) (int64, bool) {
 	owner, name, _ := strings.Cut(full, "/")
-	op, p, ok := x.route("repoListPullRequests", map[string]string{"owner": owner, "repo": name})
-	if !ok {
-		return 0, false
-	}
-	seen := 0
-	for page := 1; page <= maxCommitPages; page++ {
-		ex, err := x.send(ctx, op, p, url.Values{"state": {"open"}, "page": {strconv.Itoa(page)}, "limit": {"50"}}, nil)
-		var pulls []struct {
-			Number int64 `json:"number"`
-			Head   struct {
-				Ref  string `json:"ref"`
-				Repo *struct {
-					FullName string `json:"full_name"`
-				} `json:"repo"`
-			} `json:"head"`
-		}
-		if err != nil || ex.status != http.StatusOK || json.Unmarshal(ex.body, &pulls) != nil {
-			return 0, false
-		}
-		for _, pr := range pulls {
-			if pr.Head.Ref == branch && (pr.Head.Repo == nil || strings.EqualFold(pr.Head.Repo.FullName, head)) {
-				return pr.Number, true // a head repository Gitea does not name may be it
-			}
-		}
-		seen += len(pulls)
-		total, err := strconv.Atoi(ex.header.Get("X-Total-Count"))
-		switch {
-		case err != nil:
-			return 0, false
-		case seen >= total:
-			return 0, true
-		case len(pulls) == 0:
-			return 0, false // fewer than Gitea counted
+	pulls, ok := allPages[struct {
+		Number int64 `json:"number"`
+		Head   struct {
+			Ref  string `json:"ref"`
+			Repo *struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"head"`
+	}](ctx, x, "repoListPullRequests", map[string]string{"owner": owner, "repo": name}, url.Values{"state": {"open"}})
+	for _, pr := range pulls {
+		if pr.Head.Ref == branch && (pr.Head.Repo == nil || strings.EqualFold(pr.Head.Repo.FullName, head)) {
+			return pr.Number, true // a head repository Gitea does not name may be it
 		}
 	}
-	return 0, false
+	return 0, ok
 }
 
 // maxCommitPages bounds the pages of commits allCommits reads (of 50,
