@@ -84,6 +84,16 @@ func (a account) written() []any {
 	return []any{a.FullName, strings.TrimSpace(strings.NewReplacer("\n", "", "<", "", ">", "").Replace(a.FullName))}
 }
 
+// sameAccount reports whether a and b are the same Gitea account: by id (a
+// rename keeps it), or by login (case-insensitive) where Gitea gave no id;
+// an unknown account is nobody's.
+func sameAccount(a, b account) bool {
+	if a.ID != 0 && b.ID != 0 {
+		return a.ID == b.ID
+	}
+	return a.Login != "" && strings.EqualFold(a.Login, b.Login)
+}
+
 // callerKey carries a per-request caller (OAuth) in a request's context.
 type callerKey struct{}
 

@@ -361,20 +361,6 @@ var effectRules = []effectRule{
 // decide reads only those of its operation (BenchmarkDecide).
 var effectsOf = byID(effectRules, func(r *effectRule) []string { return r.ids })
 
-// byID indexes the rows of a table by the operation ids each names, in table
-// order, once at first use.
-func byID[T any](rows []T, ids func(*T) []string) func() map[string][]*T {
-	return sync.OnceValue(func() map[string][]*T {
-		m := map[string][]*T{}
-		for i := range rows {
-			for _, id := range ids(&rows[i]) {
-				m[id] = append(m[id], &rows[i])
-			}
-		}
-		return m
-	})
-}
-
 // matches reports whether r applies to operation id with args: the field's
 // value in the body, or, as bodyField reads it, beside the body, matches.
 func (r *effectRule) matches(id string, args map[string]any) bool {
@@ -761,16 +747,6 @@ func selfActionDenied(perm string, me, author account) (bool, string) {
 		return true, fmt.Sprintf("%q authored this pull request and may not %s it; use a profile with another identity", me.Login, verb)
 	}
 	return false, ""
-}
-
-// sameAccount reports whether a and b are the same Gitea account: by id (a
-// rename keeps it), or by login (case-insensitive) where Gitea gave no id;
-// an unknown account is nobody's.
-func sameAccount(a, b account) bool {
-	if a.ID != 0 && b.ID != 0 {
-		return a.ID == b.ID
-	}
-	return a.Login != "" && strings.EqualFold(a.Login, b.Login)
 }
 
 // pinDenied reports why an approval or merge (operation opID with args) does

@@ -596,3 +596,17 @@ func (p *profile) mayUse(perm string) bool {
 func anyPermitted(p *profile, perms []string) bool {
 	return slices.ContainsFunc(perms, func(perm string) bool { ok, _ := permitted(p, perm); return ok })
 }
+
+// byID indexes the rows of a table by the operation ids each names, in table
+// order, once at first use.
+func byID[T any](rows []T, ids func(*T) []string) func() map[string][]*T {
+	return sync.OnceValue(func() map[string][]*T {
+		m := map[string][]*T{}
+		for i := range rows {
+			for _, id := range ids(&rows[i]) {
+				m[id] = append(m[id], &rows[i])
+			}
+		}
+		return m
+	})
+}
