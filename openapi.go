@@ -39,8 +39,10 @@ type operation struct {
 
 	raw        []byte // the operation object, whose parameters are decoded on first use
 	defs       *definitions
-	schemaOnce sync.Once
+	paramsOnce sync.Once
 	params     []param
+	paramsErr  error
+	schemaOnce sync.Once
 	schema     *Schema
 	schemaErr  error
 	shapeOnce  sync.Once // compactShape
@@ -317,16 +319,8 @@ var identityParams = []string{"sudo", "token", "access_token"}
 // schema inlined from the definitions, file uploads as base64 strings.
 func (op *operation) inputSchema() (*Schema, error) {
 	op.schemaOnce.Do(func() {
-		fields, err := members(op.raw)
-		if err != nil {
-			op.schemaErr = fmt.Errorf("%s: %w", op.ID, err)
+		if op.schemaErr = op.parameters(); op.schemaErr != nil {
 			return
-		}
-		if raw := fields["parameters"]; raw != nil {
-			if err := json.Unmarshal(raw, &op.params); err != nil {
-				op.schemaErr = fmt.Errorf("%s: parameters: %w", op.ID, err)
-				return
-			}
 		}
 		s := &Schema{Type: "object", Properties: map[string]*Schema{}, AdditionalProperties: falseSchema()}
 		for _, p := range op.params {
@@ -422,11 +416,27 @@ func (op *operation) convert(in *swaggerSchema, depth int, stack []string) *Sche
 	return s
 }
 
+// parameters decodes op.params on first use, without building the schema
+// (the route table reads only path enums).
+func (op *operation) parameters() error {
+	op.paramsOnce.Do(func() {
+		fields, err := members(op.raw)
+		if err != nil {
+			op.paramsErr = fmt.Errorf("%s: %w", op.ID, err)
+		} else if raw := fields["parameters"]; raw != nil {
+			if err := json.Unmarshal(raw, &op.params); err != nil {
+				op.paramsErr = fmt.Errorf("%s: parameters: %w", op.ID, err)
+			}
+		}
+	})
+	return op.paramsErr
+}
+
 // routeSpec returns what the route table needs of the operation: its route
 // and the allowed values of enum path parameters.
 func (op *operation) routeSpec() routeSpec {
 	spec := routeSpec{Method: op.Method, Route: op.Route, OperationID: op.ID}
-	op.inputSchema() // decodes op.params; a broken operation keeps no enums
+	op.parameters() // a broken operation keeps no enums
 	for _, p := range op.params {
 		if p.In == "path" && len(p.Enum) > 0 {
 			spec.Enums = map[string][]string{}
