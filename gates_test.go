@@ -657,6 +657,7 @@ func TestMergeGates(t *testing.T) {
 	runLiveCases(t, []liveCase{
 		{"all gates pass", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args(), merged},
 		{"all gates pass, squash", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("merge_method", "squash"), merged},
+		{"index written 1e0, confirm MERGE PR 1", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("index", json.Number("1e0")), merged},
 		{"the base checked", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("base", "main"), merged},
 		{"retargeted since the check", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("base", "release"), refused("base is still base")},
 		{"confirm in other case", "gitea-merger", open("alice", headSHA, true), "gitea_merge_pr", args("confirm", "merge pr 1"),

@@ -301,6 +301,7 @@ func (s *server) callTool(ctx context.Context, sess *session, params json.RawMes
 		s.refuseArgs(ctx, t, args, err)
 		return s.finish(ctx, t, errorResult("invalid_arguments", err.Error())), nil
 	}
+	wholeNumbers(args) // as the executor does: index 1e0 is pull request 1, "MERGE PR 1"
 	return s.finish(ctx, t, t.run(ctx, s, sess, args)), nil
 }
 
@@ -440,9 +441,8 @@ func profileTools() []*tool {
 }
 
 // whoamiTool serves gitea_whoami: it clears the cached login and asks Gitea
-// through the executor (GET /user). Its data holds the login, the mode, the
-// profile and how the login was verified; a failure keeps Gitea's kind and
-// says what to do.
+// through the executor (GET /user). Its data holds the login, mode, profile
+// and how the login was verified; a failure keeps Gitea's kind, says what to do.
 func whoamiTool(ctx context.Context, s *server, _ *session, _ map[string]any) map[string]any {
 	x := s.exec
 	prof, c := x.active(ctx)
