@@ -49,11 +49,12 @@ func TestE2ESignoffCloses(t *testing.T) {
 	}
 }
 
-// TestE2EDeleteForkBranch: under repositories, deleting a fork's branch that
-// heads an open pull request of a parent outside them is refused, since Gitea
-// closes that pull request; a branch heading none is deleted. Found by the
-// red team: a profile limited to a fork deleted its branch and closed the
-// pull request it headed in the parent.
+// TestE2EDeleteForkBranch: under repositories, deleting or renaming a fork's
+// branch that heads an open pull request of a parent outside them is
+// refused, since Gitea closes that pull request or renames its head; a
+// branch heading none is deleted or renamed. Found by the red team: a
+// profile limited to a fork deleted its branch and closed the pull request
+// it headed in the parent; renaming it moved that pull request's head.
 func TestE2EDeleteForkBranch(t *testing.T) {
 	g := needGitea(t)
 	up, _ := scratchRepo(t, g, "forkbranch", false)
@@ -62,7 +63,7 @@ func TestE2EDeleteForkBranch(t *testing.T) {
 	s := &giteaSetup{g: g}
 	s.call("bob", "POST", "/repos/"+up+"/forks", map[string]string{"name": upName + "-fork"}, http.StatusAccepted, nil)
 	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
-	for _, branch := range []string{"heads-one", "heads-none"} {
+	for _, branch := range []string{"heads-one", "heads-none", "renames-none"} {
 		s.call("bob", "POST", "/repos/"+fork+"/contents", map[string]any{"branch": "main", "new_branch": branch, "message": "from the fork",
 			"files": []map[string]string{{"operation": "create", "path": branch + ".txt", "content": base64.StdEncoding.EncodeToString([]byte("fork\n"))}}}, http.StatusCreated, nil)
 	}
@@ -86,10 +87,23 @@ func TestE2EDeleteForkBranch(t *testing.T) {
 	if out, isErr := del("heads-none"); isErr {
 		t.Errorf("deleting a branch heading no pull request refused: %v", get(out, "error"))
 	}
-	var got struct{ State string }
+	rename := func(branch string) (map[string]any, bool) {
+		return c.callTool("gitea_api_request", map[string]any{"method": "PATCH", "path": "/repos/" + fork + "/branches/" + branch, "body": map[string]any{"name": branch + "-renamed"}})
+	}
+	out, isErr = rename("heads-one")
+	if reason, _ := get(out, "error.permission_report.reason").(string); !isErr || !strings.Contains(reason, fmt.Sprintf("retargets the pull request %s!%d", up, pr.Number)) {
+		t.Errorf("renaming the branch heading %s!%d: isError %v, %v; want it refused naming the pull request", up, pr.Number, isErr, get(out, "error"))
+	}
+	if out, isErr := rename("renames-none"); isErr {
+		t.Errorf("renaming a branch heading no pull request refused: %v", get(out, "error"))
+	}
+	var got struct {
+		State string
+		Head  struct{ Ref string }
+	}
 	s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", up, pr.Number), nil, http.StatusOK, &got)
-	if s.err != nil || got.State != "open" {
-		t.Errorf("%s!%d: state %q (%v); want open", up, pr.Number, got.State, s.err)
+	if s.err != nil || got.State != "open" || got.Head.Ref != "heads-one" {
+		t.Errorf("%s!%d: state %q, head %q (%v); want open, heads-one", up, pr.Number, got.State, got.Head.Ref, s.err)
 	}
 }
 

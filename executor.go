@@ -422,7 +422,8 @@ type livePR struct {
 // description a new title makes Gitea read again; a deleted fork's parent,
 // whose pull requests the deletion closes, must be within them too, and so
 // must the owner an accepted transfer moves the repository to, and a fork's
-// parent where a deleted branch heads an open pull request, which Gitea closes.
+// parent where a deleted or renamed branch heads an open pull request, which
+// Gitea closes or retargets.
 // It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
@@ -475,18 +476,23 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			return "", fmt.Sprintf("acceptRepoTransfer transfers %q to %q, outside the repositories of %s", repo, r.Transfer.Recipient.Login+"/"+params["repo"], p.Name)
 		}
 	}
-	if op.ID == "repoDeleteBranch" && p.repoPats != nil {
-		// Gitea closes the open pull requests the branch heads, a fork's in its parent too.
+	if (op.ID == "repoDeleteBranch" || op.ID == "repoRenameBranch") && p.repoPats != nil {
+		// Gitea closes the open pull requests a deleted branch heads, a fork's
+		// in its parent too; a renamed one renames their head.
+		doing, does := "deleting", "closes"
+		if op.ID == "repoRenameBranch" {
+			doing, does = "renaming", "retargets"
+		}
 		if !readRepo() {
-			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests its deletion closes; refusing", repo)
+			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests %s it %s; refusing", repo, doing, does)
 		}
 		if r.Parent != nil {
 			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
 				switch n, ok := x.openPullHeadedBy(ctx, r.Parent.FullName, repo, params["branch"]); {
 				case !ok:
-					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which its deletion closes; refusing", r.Parent.FullName, repo, params["branch"])
+					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", r.Parent.FullName, repo, params["branch"], doing, does)
 				case n != 0:
-					return "", fmt.Sprintf("deleting the branch %q of %q closes the pull request %s!%d it heads, outside the repositories of %s", params["branch"], repo, r.Parent.FullName, n, p.Name)
+					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, params["branch"], repo, does, r.Parent.FullName, n, p.Name)
 				}
 			}
 		}

@@ -429,10 +429,10 @@ func TestAcceptTransferRecipient(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
-// TestDeleteForkBranch: under repositories, deleting a fork's branch is
-// refused when the branch heads an open pull request of a parent outside
-// them (every page read), which Gitea closes; a parent within them, or no
-// such pull request, is no refusal.
+// TestDeleteForkBranch: under repositories, deleting or renaming a fork's
+// branch is refused when the branch heads an open pull request of a parent
+// outside them (every page read), which Gitea closes or retargets; a parent
+// within them, or no such pull request, is no refusal.
 func TestDeleteForkBranch(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
@@ -445,7 +445,7 @@ func TestDeleteForkBranch(t *testing.T) {
 	forkOf := func(parent string, pages ...[]any) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("bob").json(fork, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": parent}}).
-				on("DELETE", fork+"/branches/feat", 204)
+				on("DELETE", fork+"/branches/feat", 204).on("PATCH", fork+"/branches/feat", 204)
 			var as []fakeAnswer
 			for _, page := range pages {
 				b, _ := json.Marshal(page)
@@ -459,6 +459,7 @@ func TestDeleteForkBranch(t *testing.T) {
 		page1[i] = pull(i+1, "carol/demo", "feat")
 	}
 	del := map[string]any{"operation": "repoDeleteBranch", "arguments": map[string]any{"owner": "bob", "repo": "demo", "branch": "feat"}}
+	rename := map[string]any{"operation": "repoRenameBranch", "arguments": map[string]any{"owner": "bob", "repo": "demo", "branch": "feat", "body": map[string]any{"name": "feat2"}}}
 	const getFork, getPulls, deleted = "GET " + fork, "GET " + pulls, "DELETE " + fork + "/branches/feat"
 	runLiveCases(t, []liveCase{
 		{"heading a pull request of the parent, on its second page", "fork-brancher", forkOf("alice/demo", page1, []any{pull(51, "bob/demo", "feat")}), "gitea_call_operation", del,
@@ -471,9 +472,14 @@ func TestDeleteForkBranch(t *testing.T) {
 			f.on("GET", pulls, 500, `{"message":"boom"}`)
 		}, "gitea_call_operation", del,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.branch.delete", Sent: []string{getFork, getPulls},
-				Reason: `cannot read from Gitea which pull requests of "alice/demo", the repository "bob/demo" forks, the branch "feat" heads, which its deletion closes; refusing`}},
+				Reason: `cannot read from Gitea which pull requests of "alice/demo", the repository "bob/demo" forks, the branch "feat" heads, which deleting it closes; refusing`}},
 		{"a parent within the repositories", "fork-brancher", forkOf("carol/demo"), "gitea_call_operation", del,
 			liveGot{Sent: []string{getFork, deleted}}},
+		{"renamed, heading a pull request of the parent", "fork-brancher", forkOf("alice/demo", page1, []any{pull(51, "bob/demo", "feat")}), "gitea_call_operation", rename,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.branch.delete", Sent: []string{getFork, getPulls, getPulls},
+				Reason: `renaming the branch "feat" of "bob/demo" retargets the pull request alice/demo!51 it heads, outside the repositories of fork-brancher`}},
+		{"renamed, heading none", "fork-brancher", forkOf("alice/demo", page1, []any{pull(51, "bob/demo", "other")}), "gitea_call_operation", rename,
+			liveGot{Sent: []string{getFork, getPulls, getPulls, "PATCH " + fork + "/branches/feat"}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
 
