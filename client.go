@@ -357,26 +357,32 @@ func allPages[T any](ctx context.Context, x *executor, opID string, params map[s
 	return nil, false
 }
 
-// openPullHeadedBy returns the number of an open pull request of repository
-// full (owner/name) whose head is branch of repository head, 0 for none,
-// reading every page; false when Gitea does not say.
-func (x *executor) openPullHeadedBy(ctx context.Context, full, head, branch string) (int64, bool) {
+// openPullsOn returns the numbers of an open pull request of repository full
+// (owner/name) whose head is branch of repository head and, when full is head,
+// of one whose base is branch, 0 for none, reading every page; false when
+// Gitea does not say.
+func (x *executor) openPullsOn(ctx context.Context, full, head, branch string) (headed, based int64, ok bool) {
 	owner, name, _ := strings.Cut(full, "/")
+	type side struct {
+		Ref  string `json:"ref"`
+		Repo *struct {
+			FullName string `json:"full_name"`
+		} `json:"repo"`
+	}
 	pulls, ok := allPages[struct {
 		Number int64 `json:"number"`
-		Head   struct {
-			Ref  string `json:"ref"`
-			Repo *struct {
-				FullName string `json:"full_name"`
-			} `json:"repo"`
-		} `json:"head"`
+		Head   side  `json:"head"`
+		Base   side  `json:"base"`
 	}](ctx, x, "repoListPullRequests", map[string]string{"owner": owner, "repo": name}, url.Values{"state": {"open"}})
 	for _, pr := range pulls {
-		if pr.Head.Ref == branch && (pr.Head.Repo == nil || strings.EqualFold(pr.Head.Repo.FullName, head)) {
-			return pr.Number, true // a head repository Gitea does not name may be it
+		if headed == 0 && pr.Head.Ref == branch && (pr.Head.Repo == nil || strings.EqualFold(pr.Head.Repo.FullName, head)) {
+			headed = pr.Number // a head repository Gitea does not name may be it
+		}
+		if based == 0 && pr.Base.Ref == branch && strings.EqualFold(full, head) {
+			based = pr.Number
 		}
 	}
-	return 0, ok
+	return headed, based, ok
 }
 
 // maxCommitPages bounds the pages of commits allCommits reads (of 50,

@@ -2,12 +2,16 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // scratchUser creates a user of its own (alice is the administrator) with a
@@ -76,5 +80,71 @@ func TestE2ERedteam5BlockUser(t *testing.T) {
 	}
 	if status, _, data, err := g.api(owner, "GET", "/repos/"+repo+"/collaborators/"+writer, nil); err != nil || status != http.StatusNoContent {
 		t.Errorf("%s is no longer a collaborator of %s: status %d, %v %s", writer, repo, status, err, giteaTail(data))
+	}
+}
+
+// TestE2ERedteam5DeleteBranchClosesPull: deleting a branch closes the open
+// pull requests it heads, and retargets (or closes) those based on it: it
+// needs gitea.pr.close, and for a base gitea.pr.create too, as closing or
+// retargeting them does. Found by the red team: a profile granting
+// gitea.branch.delete without gitea.pr.close closed a pull request by
+// deleting its head branch.
+func TestE2ERedteam5DeleteBranchClosesPull(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "prune", false)
+	s := &giteaSetup{g: g}
+	file := func(branch, from string) {
+		s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": from, "new_branch": branch, "message": branch,
+			"files": []map[string]string{{"operation": "create", "path": branch + ".txt", "content": base64.StdEncoding.EncodeToString([]byte(branch + "\n"))}}}, http.StatusCreated, nil)
+	}
+	file("pr-head", "main")
+	file("pr-top", "pr-head")
+	file("loose", "main")
+	var headed, stacked struct{ Number int }
+	s.call("alice", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "pr-head", "base": "main", "title": "headed"}, http.StatusCreated, &headed)
+	s.call("alice", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "pr-top", "base": "pr-head", "title": "stacked"}, http.StatusCreated, &stacked)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"pruner","allowed_operations":["gitea.read","gitea.branch.delete"]},
+		{"profile_name":"closer","allowed_operations":["gitea.read","gitea.branch.delete","gitea.pr.close"]}]}`), 0o600)
+	del := func(c *client, branch string) (map[string]any, bool) {
+		return c.callTool("gitea_api_request", map[string]any{"method": "DELETE", "path": "/repos/" + repo + "/branches/" + branch})
+	}
+	pruner := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=pruner", "GITEA_MCP_CONFIG="+config)
+	if out, isErr := del(pruner, "pr-head"); !isErr || get(out, "error.permission_report.required_permission") != "gitea.pr.close" {
+		t.Errorf("pruner: deleting pr-head, which heads !%d: isError %v, %v; want gitea.pr.close denied", headed.Number, isErr, get(out, "error"))
+	}
+	closer := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=closer", "GITEA_MCP_CONFIG="+config)
+	if out, isErr := del(closer, "pr-head"); !isErr || get(out, "error.permission_report.required_permission") != "gitea.pr.create" {
+		t.Errorf("closer: deleting pr-head, the base of !%d: isError %v, %v; want gitea.pr.create denied", stacked.Number, isErr, get(out, "error"))
+	}
+	if out, isErr := del(pruner, "loose"); isErr {
+		t.Errorf("deleting a branch that heads and bases no pull request refused: %v", get(out, "error"))
+	}
+	// Gitea adjusts the pull requests of a deleted branch from a queue: wait
+	// until it has handled the last deletion, that of loose.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		type activity struct {
+			OpType  string `json:"op_type"`
+			RefName string `json:"ref_name"`
+		}
+		var feed []activity
+		if s.call("alice", "GET", "/repos/"+repo+"/activities/feeds", nil, http.StatusOK, &feed); slices.ContainsFunc(feed, func(a activity) bool {
+			return a.OpType == "delete_branch" && strings.HasSuffix(a.RefName, "loose")
+		}) {
+			break
+		}
+	}
+	for _, n := range []int{headed.Number, stacked.Number} {
+		var got struct {
+			State string
+			Base  struct{ Ref string }
+		}
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, n), nil, http.StatusOK, &got)
+		if s.err != nil || got.State != "open" || n == stacked.Number && got.Base.Ref != "pr-head" {
+			t.Errorf("%s!%d: state %q, base %q (%v); want open, as it was", repo, n, got.State, got.Base.Ref, s.err)
+		}
 	}
 }

@@ -423,7 +423,10 @@ type livePR struct {
 // whose pull requests the deletion closes, must be within them too, and so
 // must the owner an accepted transfer moves the repository to, and a fork's
 // parent where a deleted or renamed branch heads an open pull request, which
-// Gitea closes or retargets.
+// Gitea closes or retargets; deleting a branch that heads an open pull request
+// (here or in the parent) needs gitea.pr.close, and one that bases one
+// gitea.pr.create too, since Gitea closes the first and retargets (or closes)
+// the second.
 // It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	if op.ID == "repoMigrate" && p.repoPats != nil {
@@ -488,11 +491,39 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 		if r.Parent != nil {
 			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
-				switch n, ok := x.openPullHeadedBy(ctx, r.Parent.FullName, repo, params["branch"]); {
+				switch n, _, ok := x.openPullsOn(ctx, r.Parent.FullName, repo, params["branch"]); {
 				case !ok:
 					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", r.Parent.FullName, repo, params["branch"], doing, does)
 				case n != 0:
 					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, params["branch"], repo, does, r.Parent.FullName, n, p.Name)
+				}
+			}
+		}
+	}
+	if op.ID == "repoDeleteBranch" && !(p.grants("gitea.pr.close") && p.grants("gitea.pr.create")) {
+		// Gitea closes the open pull requests the branch heads, a fork's in its
+		// parent too, and retargets those based on it to the default branch
+		// (or, as it may be configured, closes them).
+		branch, where := params["branch"], []string{repo}
+		if !readRepo() {
+			return "gitea.pr.close", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests its deletion closes; refusing", repo)
+		}
+		if r.Parent != nil {
+			where = append(where, r.Parent.FullName)
+		}
+		for _, full := range where {
+			headed, based, ok := x.openPullsOn(ctx, full, repo, branch)
+			if !ok {
+				return "gitea.pr.close", fmt.Sprintf("cannot read from Gitea which open pull requests of %q the branch %q heads or bases, which its deletion closes or retargets; refusing", full, branch)
+			}
+			for _, c := range []struct {
+				n    int64
+				perm string
+				what string
+			}{{headed, "gitea.pr.close", "closes the pull request %s!%d it heads"}, {based, "gitea.pr.close", "retargets (or closes) the pull request %s!%d based on it"},
+				{based, "gitea.pr.create", "retargets the pull request %s!%d based on it to the default branch"}} {
+				if ok, why := permitted(p, c.perm); c.n != 0 && !ok {
+					return c.perm, fmt.Sprintf("deleting the branch %q of %q "+c.what+"; %s", branch, repo, full, c.n, why)
 				}
 			}
 		}

@@ -437,7 +437,7 @@ func TestDeleteForkBranch(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "fork-brancher", "repositories": ["bob/demo", "carol/*"],
-		"allowed_operations": ["gitea.read", "gitea.branch.delete"]}]}`), 0o600)
+		"allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close", "gitea.pr.create"]}]}`), 0o600)
 	const fork, pulls = "/repos/bob/demo", "/repos/alice/demo/pulls"
 	pull := func(n int, repo, ref string) map[string]any {
 		return map[string]any{"number": n, "head": map[string]any{"ref": ref, "repo": map[string]any{"full_name": repo}}}
@@ -480,6 +480,56 @@ func TestDeleteForkBranch(t *testing.T) {
 				Reason: `renaming the branch "feat" of "bob/demo" retargets the pull request alice/demo!51 it heads, outside the repositories of fork-brancher`}},
 		{"renamed, heading none", "fork-brancher", forkOf("alice/demo", page1, []any{pull(51, "bob/demo", "other")}), "gitea_call_operation", rename,
 			liveGot{Sent: []string{getFork, getPulls, getPulls, "PATCH " + fork + "/branches/feat"}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
+// TestDeleteBranchPulls: deleting a branch closes the open pull requests it
+// heads, a fork's in its parent too, and retargets (or closes) those based on
+// it: without gitea.pr.close, and for a base gitea.pr.create, it is refused
+// when Gitea lists such a pull request (read live), and sent when it lists
+// none; a profile granting both reads nothing.
+func TestDeleteBranchPulls(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "pruner", "allowed_operations": ["gitea.read", "gitea.branch.delete"]},
+		{"profile_name": "closer", "allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close"]},
+		{"profile_name": "editor", "allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close", "gitea.pr.create"]}]}`), 0o600)
+	const pulls, parentPulls = repoPath + "/pulls", "/repos/carol/demo/pulls"
+	pull := func(head, base string) map[string]any {
+		return map[string]any{"number": 7, "head": map[string]any{"ref": head, "repo": map[string]any{"full_name": "alice/demo"}}, "base": map[string]any{"ref": base}}
+	}
+	repo := func(parent any, here, there []any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			b, _ := json.Marshal(here)
+			b2, _ := json.Marshal(there)
+			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": parent}).on("DELETE", repoPath+"/branches/feat", 204).
+				answer("GET", pulls, fakeWith(200, string(b), "X-Total-Count", strconv.Itoa(len(here)))).
+				answer("GET", parentPulls, fakeWith(200, string(b2), "X-Total-Count", strconv.Itoa(len(there))))
+		}
+	}
+	del := map[string]any{"operation": "repoDeleteBranch", "arguments": map[string]any{"owner": "alice", "repo": "demo", "branch": "feat"}}
+	const getRepo, getPulls, getParent, deleted = "GET " + repoPath, "GET " + pulls, "GET " + parentPulls, "DELETE " + repoPath + "/branches/feat"
+	none := []any{pull("other", "main")}
+	runLiveCases(t, []liveCase{
+		{"heading a pull request", "pruner", repo(nil, []any{pull("feat", "main")}, nil), "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.close", Sent: []string{getRepo, getPulls},
+				Reason: `deleting the branch "feat" of "alice/demo" closes the pull request alice/demo!7 it heads; gitea.pr.close is not in the allowed operations of pruner; use a profile that allows it, such as prgs-reconciler`}},
+		{"the base of a pull request", "closer", repo(nil, []any{pull("top", "feat")}, nil), "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Sent: []string{getRepo, getPulls},
+				Reason: `deleting the branch "feat" of "alice/demo" retargets the pull request alice/demo!7 based on it to the default branch; gitea.pr.create is not in the allowed operations of closer; use a profile that allows it, such as gitea-author`}},
+		{"a fork's branch heading a pull request of its parent", "pruner", repo(map[string]any{"full_name": "carol/demo"}, none, []any{pull("feat", "main")}), "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.close", Sent: []string{getRepo, getPulls, getParent},
+				Reason: `deleting the branch "feat" of "alice/demo" closes the pull request carol/demo!7 it heads; gitea.pr.close is not in the allowed operations of pruner; use a profile that allows it, such as prgs-reconciler`}},
+		{"heading and basing none", "pruner", repo(map[string]any{"full_name": "carol/demo"}, none, none), "gitea_call_operation", del,
+			liveGot{Sent: []string{getRepo, getPulls, getParent, deleted}}},
+		{"the pull requests unreadable", "pruner", func(f *scriptedGitea) {
+			repo(nil, nil, nil)(f)
+			f.on("GET", pulls, 500, `{"message":"boom"}`)
+		}, "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.close", Sent: []string{getRepo, getPulls},
+				Reason: `cannot read from Gitea which open pull requests of "alice/demo" the branch "feat" heads or bases, which its deletion closes or retargets; refusing`}},
+		{"closing and retargeting granted", "editor", repo(nil, []any{pull("feat", "main")}, nil), "gitea_call_operation", del,
+			liveGot{Sent: []string{deleted}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
 
