@@ -385,6 +385,34 @@ func (x *executor) openPullsOn(ctx context.Context, full, head, branch string) (
 	return headed, based, ok
 }
 
+// forkOutside returns the first fork of repository full (owner/name), which
+// has count forks, or of its forks in turn, that p's repositories leave out,
+// "" for none; false when Gitea does not list them all (it lists only those
+// the caller may see, and counts every one).
+func (x *executor) forkOutside(ctx context.Context, p *profile, full string, count int) (string, bool) {
+	type repo struct {
+		FullName   string `json:"full_name"`
+		ForksCount int    `json:"forks_count"`
+	}
+	for queue := []repo{{full, count}}; len(queue) > 0; queue = queue[1:] {
+		if queue[0].ForksCount == 0 {
+			continue
+		}
+		owner, name, _ := strings.Cut(queue[0].FullName, "/")
+		forks, ok := allPages[repo](ctx, x, "listForks", map[string]string{"owner": owner, "repo": name}, nil)
+		if !ok || len(forks) < queue[0].ForksCount {
+			return "", false
+		}
+		for _, f := range forks {
+			if o, n, _ := strings.Cut(f.FullName, "/"); !p.allowsRepo(o, n) {
+				return f.FullName, true
+			}
+		}
+		queue = append(queue, forks...)
+	}
+	return "", true
+}
+
 // maxCommitPages bounds the pages of commits allCommits reads (of 50,
 // Gitea's default maximum): a write pushing more is refused.
 const maxCommitPages = 20

@@ -148,3 +148,43 @@ func TestE2ERedteam5DeleteBranchClosesPull(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam5VisibilityForks: Gitea gives a repository's forks its
+// visibility when it changes, forks of forks too: under repositories, a
+// visibility change is refused while a fork lies outside them. Found by the
+// red team: a profile limited to a private repository made it public, and
+// with it another user's private fork.
+func TestE2ERedteam5VisibilityForks(t *testing.T) {
+	g := needGitea(t)
+	base, _ := scratchRepo(t, g, "visible", true)
+	_, name, _ := strings.Cut(base, "/")
+	fork := "bob/" + name + "-fork"
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+base+"/forks", map[string]string{"name": name + "-fork"}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"base-admin","repositories":["`+base+`"],
+		"allowed_operations":["gitea.read","gitea.repo.admin"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=base-admin", "GITEA_MCP_CONFIG="+config)
+	owner, _, _ := strings.Cut(base, "/")
+	edit := func(body map[string]any) (map[string]any, bool) {
+		return c.callTool("gitea_call_operation", map[string]any{"operation": "repoEdit", "arguments": map[string]any{"owner": owner, "repo": name, "body": body}})
+	}
+	out, isErr := edit(map[string]any{"private": false})
+	if reason, _ := get(out, "error.permission_report.reason").(string); !isErr || !strings.Contains(reason, fork) {
+		t.Errorf("making %s public: isError %v, %v; want it refused naming %s", base, isErr, get(out, "error"), fork)
+	}
+	var got struct{ Private bool }
+	s.call("bob", "GET", "/repos/"+fork, nil, http.StatusOK, &got)
+	if s.err != nil || !got.Private {
+		t.Errorf("%s: private %v (%v); want private, as it was", fork, got.Private, s.err)
+	}
+	for _, body := range []map[string]any{{"private": true, "description": "unchanged visibility"}, {"description": "no visibility"}} {
+		if out, isErr := edit(body); isErr {
+			t.Errorf("repoEdit %v refused: %v", body, get(out, "error"))
+		}
+	}
+}

@@ -423,8 +423,9 @@ type livePR struct {
 // whose pull requests the deletion closes, must be within them too, and so
 // must the owner an accepted transfer moves the repository to, and a fork's
 // parent where a deleted or renamed branch heads an open pull request, which
-// Gitea closes or retargets; deleting a branch that heads an open pull request
-// (here or in the parent) needs gitea.pr.close, and one that bases one
+// Gitea closes or retargets, and every fork that a repository's changed
+// visibility reaches; deleting a branch that heads an open pull request (here
+// or in the parent) needs gitea.pr.close, and one that bases one
 // gitea.pr.create too, since Gitea closes the first and retargets (or closes)
 // the second.
 // It returns the permission and reason of a refusal, or "", "".
@@ -456,6 +457,8 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		} `json:"parent"`
 		Default       *bool  `json:"default_delete_branch_after_merge"`
 		DefaultBranch string `json:"default_branch"`
+		Private       bool   `json:"private"`
+		ForksCount    int    `json:"forks_count"`
 		Transfer      *struct {
 			Recipient account `json:"recipient"`
 		} `json:"repo_transfer"`
@@ -525,6 +528,20 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 				if ok, why := permitted(p, c.perm); c.n != 0 && !ok {
 					return c.perm, fmt.Sprintf("deleting the branch %q of %q "+c.what+"; %s", branch, repo, full, c.n, why)
 				}
+			}
+		}
+	}
+	if body, _ := args["body"].(map[string]any); op.ID == "repoEdit" && p.repoPats != nil && body["private"] != nil {
+		// Gitea gives the repository's forks, and theirs, a visibility it changes.
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea whether %q is private, whose forks take a visibility it changes; refusing", repo)
+		}
+		if body["private"] != r.Private {
+			switch fork, ok := x.forkOutside(ctx, p, repo, r.ForksCount); {
+			case !ok:
+				return "", fmt.Sprintf("cannot read from Gitea every fork of %q, which takes the visibility it changes (Gitea lists only the forks you may see); refusing", repo)
+			case fork != "":
+				return "", fmt.Sprintf("changing the visibility of %q changes that of its fork %q, outside the repositories of %s", repo, fork, p.Name)
 			}
 		}
 	}

@@ -533,6 +533,51 @@ func TestDeleteBranchPulls(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
+// TestVisibilityForks: under repositories, a visibility change, which Gitea
+// gives the repository's forks and theirs, is refused while a fork lies
+// outside them or Gitea lists fewer forks than it counts; an unchanged
+// visibility reads no fork.
+func TestVisibilityForks(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-admin", "repositories": ["alice/demo", "carol/*"],
+		"allowed_operations": ["gitea.read", "gitea.repo.admin"]}]}`), 0o600)
+	const forks, carolForks = repoPath + "/forks", "/repos/carol/demo/forks"
+	list := func(repos ...map[string]any) fakeAnswer {
+		b, _ := json.Marshal(repos)
+		return fakeWith(200, string(b), "X-Total-Count", strconv.Itoa(len(repos)))
+	}
+	fork := func(full string, n int) map[string]any { return map[string]any{"full_name": full, "forks_count": n} }
+	script := func(count int, here, there fakeAnswer) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("alice").json(repoPath, map[string]any{"private": true, "forks_count": count}).on("PATCH", repoPath, 200, `{}`).
+				answer("GET", forks, here).answer("GET", carolForks, there)
+		}
+	}
+	edit := func(body map[string]any) map[string]any {
+		return map[string]any{"operation": "repoEdit", "arguments": map[string]any{"owner": "alice", "repo": "demo", "body": body}}
+	}
+	public := edit(map[string]any{"private": false})
+	const getRepo, getForks, getCarol, patched = "GET " + repoPath, "GET " + forks, "GET " + carolForks, "PATCH " + repoPath
+	runLiveCases(t, []liveCase{
+		{"made public with a fork outside", "demo-admin", script(1, list(fork("bob/demo", 0)), list()), "gitea_call_operation", public,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo, getForks},
+				Reason: `changing the visibility of "alice/demo" changes that of its fork "bob/demo", outside the repositories of demo-admin`}},
+		{"a fork within with a fork outside", "demo-admin", script(1, list(fork("carol/demo", 1)), list(fork("bob/demo", 0))), "gitea_call_operation", public,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo, getForks, getCarol},
+				Reason: `changing the visibility of "alice/demo" changes that of its fork "bob/demo", outside the repositories of demo-admin`}},
+		{"every fork within", "demo-admin", script(1, list(fork("carol/demo", 0)), list()), "gitea_call_operation", public,
+			liveGot{Sent: []string{getRepo, getForks, patched}}},
+		{"fewer forks listed than counted", "demo-admin", script(2, list(fork("carol/demo", 0)), list()), "gitea_call_operation", public,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo, getForks},
+				Reason: `cannot read from Gitea every fork of "alice/demo", which takes the visibility it changes (Gitea lists only the forks you may see); refusing`}},
+		{"the visibility unchanged", "demo-admin", script(1, list(fork("bob/demo", 0)), list()), "gitea_call_operation", edit(map[string]any{"private": true}),
+			liveGot{Sent: []string{getRepo, patched}}},
+		{"no visibility", "demo-admin", script(1, list(fork("bob/demo", 0)), list()), "gitea_call_operation", edit(map[string]any{"description": "d"}),
+			liveGot{Sent: []string{patched}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
 // TestSignoffName: under repositories, a contents write with signoff is
 // judged by the Signed-off-by line Gitea appends, which names the caller's
 // full name, read live, where the body names no committer.

@@ -25,7 +25,7 @@
 //	                 to GITEA_URL, no redirect, bounded reads), fault naming,
 //	                 and the reads the policy's live checks make through it
 //	                 (route, get, live, rawText, listCommits, allCommits,
-//	                 openPullsOn; pushedMessages, the commits a write
+//	                 openPullsOn, forkOutside; pushedMessages, the commits a write
 //	                 pushes, and templateTexts, a merge template expanded)
 //	policy.go      * the per-call policy decision (decide): route and body
 //	                 rules, effects, the repositories a call reaches, the

@@ -208,8 +208,9 @@ var argRules = []argRule{
 //     (allow_import_local);
 //   - bodies that name another repository (transfer, fork, generate, migrate,
 //     issue dependencies) are judged by repoTargets; a write's landing branch
-//     by landsOn; delete_branch_after_merge left out (the repository's default)
-//     by the executor's live check.
+//     by landsOn; delete_branch_after_merge left out (the repository's default),
+//     and repoEdit's private under repositories (Gitea gives the forks a
+//     changed visibility), by the executor's live checks.
 type effectRule struct {
 	ids      []string
 	field    string
