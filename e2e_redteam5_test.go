@@ -188,3 +188,45 @@ func TestE2ERedteam5VisibilityForks(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam5TeamRepoOrg: Gitea finds the repository of
+// /teams/{id}/repos/{org}/{repo} in the team's organization, whatever {org}
+// says: under repositories, the repository judged is the team's
+// organization's, read live. Found by the red team: a profile limited to one
+// organization's repositories added another organization's repository to
+// that organization's team by naming its own organization in the path.
+func TestE2ERedteam5TeamRepoOrg(t *testing.T) {
+	g := needGitea(t)
+	suffix := strings.ToLower(rand.Text()[:8])
+	allowed, other := "rt5a-"+suffix, "rt5b-"+suffix
+	s := &giteaSetup{g: g}
+	var team struct{ ID int64 }
+	for _, org := range []string{allowed, other} {
+		s.call("alice", "POST", "/orgs", map[string]string{"username": org}, http.StatusCreated, nil)
+		t.Cleanup(func() { g.api("alice", "DELETE", "/orgs/"+org, nil) })
+	}
+	s.call("alice", "POST", "/orgs/"+other+"/repos", map[string]any{"name": "secret", "private": true}, http.StatusCreated, nil)
+	t.Cleanup(func() { g.api("alice", "DELETE", "/repos/"+other+"/secret", nil) })
+	s.call("alice", "POST", "/orgs/"+other+"/teams", map[string]any{"name": "crew", "permission": "read", "units": []string{"repo.code"}}, http.StatusCreated, &team)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"org-a","repositories":["`+allowed+`/*"],
+		"allowed_operations":["gitea.read","gitea.org.admin"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=org-a", "GITEA_MCP_CONFIG="+config)
+	path := fmt.Sprintf("/teams/%d/repos/%s/secret", team.ID, allowed)
+	for _, method := range []string{"PUT", "GET"} {
+		out, isErr := c.callTool("gitea_api_request", map[string]any{"method": method, "path": path})
+		if reason, _ := get(out, "error.permission_report.reason").(string); !isErr || !strings.Contains(reason, other+"/secret") {
+			t.Errorf("%s %s: isError %v, %v; want it refused naming %s/secret", method, path, isErr, get(out, "error"), other)
+		}
+	}
+	var repos []struct {
+		FullName string `json:"full_name"`
+	}
+	s.call("alice", "GET", fmt.Sprintf("/teams/%d/repos", team.ID), nil, http.StatusOK, &repos)
+	if s.err != nil || len(repos) != 0 {
+		t.Errorf("team %d of %s: repositories %v (%v); want none", team.ID, other, repos, s.err)
+	}
+}

@@ -278,7 +278,9 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // live state (who authored the pull request being approved or merged, and
 // whether the call pins its head, pinDenied; whether an issue edited, closed
 // or deleted through the issue API is a pull request; whose a review being
-// deleted is), then liveEffects.
+// deleted is; under repositories, the organization of a team whose
+// repository a /teams route names, since Gitea finds it there), then
+// liveEffects.
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	var me account
@@ -297,6 +299,20 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		}
 	}
 	d := decide(prof, me.Login, tool, info, args, params)
+	if d.Allowed && prof != nil && prof.repoPats != nil && strings.HasPrefix(op.Route, "/teams/{id}/repos/{org}/") {
+		// Gitea finds the repository in the team's organization, whatever {org} names.
+		var team struct {
+			Org struct {
+				Login string `json:"username"`
+			} `json:"organization"`
+		}
+		if !x.live(ctx, "orgGetTeam", map[string]string{"id": params["id"]}, &team) || team.Org.Login == "" {
+			d.Allowed, d.Reason = false, fmt.Sprintf("cannot read from Gitea the organization of team %s, where Gitea finds the repository %q; refusing", params["id"], params["repo"])
+		} else if !prof.allowsRepo(team.Org.Login, params["repo"]) {
+			d.Allowed, d.Reason = false, fmt.Sprintf("team %s is of %q, where Gitea finds the repository whatever the path names: %q is outside the repositories of %s",
+				params["id"], team.Org.Login, team.Org.Login+"/"+params["repo"], prof.Name)
+		}
+	}
 	if !d.Allowed || d.RequiredPermission == permRead {
 		return d
 	}

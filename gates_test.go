@@ -578,6 +578,36 @@ func TestVisibilityForks(t *testing.T) {
 	}, "GITEA_MCP_CONFIG", config)
 }
 
+// TestTeamRepoOrg: under repositories, the repository of
+// /teams/{id}/repos/{org}/{repo} is judged in the team's organization, read
+// live, where Gitea finds it whatever {org} names; reads included.
+func TestTeamRepoOrg(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "acme-admin", "repositories": ["acme/*"],
+		"allowed_operations": ["gitea.read", "gitea.org.admin"]}, {"profile_name": "org-admin", "allowed_operations": ["gitea.read", "gitea.org.admin"]}]}`), 0o600)
+	const team, repo = "/teams/5", "/teams/5/repos/acme/app"
+	of := func(org string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("alice").json(team, map[string]any{"id": 5, "organization": map[string]any{"username": org}}).on("PUT", repo, 204).json(repo, map[string]any{})
+		}
+	}
+	call := func(method string) map[string]any { return map[string]any{"method": method, "path": repo} }
+	const getTeam, put, get = "GET " + team, "PUT " + repo, "GET " + repo
+	outside := `team 5 is of "other", where Gitea finds the repository whatever the path names: "other/app" is outside the repositories of acme-admin`
+	runLiveCases(t, []liveCase{
+		{"a team of the organization named", "acme-admin", of("acme"), "gitea_api_request", call("PUT"), liveGot{Sent: []string{getTeam, put}}},
+		{"a team of another organization", "acme-admin", of("other"), "gitea_api_request", call("PUT"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.org.admin", Sent: []string{getTeam}, Reason: outside}},
+		{"read through a team of another organization", "acme-admin", of("other"), "gitea_api_request", call("GET"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.read", Sent: []string{getTeam}, Reason: outside, NoWho: true}},
+		{"the team unreadable", "acme-admin", func(f *scriptedGitea) { f.user("alice").on("GET", team, 404, `{"message":"not found"}`) }, "gitea_api_request", call("PUT"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.org.admin", Sent: []string{getTeam},
+				Reason: `cannot read from Gitea the organization of team 5, where Gitea finds the repository "app"; refusing`}},
+		{"no repositories", "org-admin", of("other"), "gitea_api_request", call("PUT"), liveGot{Sent: []string{put}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
 // TestSignoffName: under repositories, a contents write with signoff is
 // judged by the Signed-off-by line Gitea appends, which names the caller's
 // full name, read live, where the body names no committer.
