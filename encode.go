@@ -2,14 +2,16 @@ package main
 
 // Path and argument encoding (README, "Execution profiles"): how an
 // argument becomes a path segment or query value, with the route rules that
-// say which parameters may hold "/" (each rule with its examples), and the
-// raw tool's route matching: its method and path become an operation with
-// its generated tool's arguments (rawCall), only the operation's own query
-// parameters among them; and arguments as Gitea reads them (wholeNumbers,
-// defaultMessage). A value that would change the route Gitea serves is
-// refused here, never sent.
+// say which parameters may hold "/" (each rule with its examples); a
+// request's arguments validated and split into path, query and body
+// (resolve); the raw tool's route matching: its method and path become an
+// operation with its generated tool's arguments (rawCall), only the
+// operation's own query parameters among them; and arguments as Gitea reads
+// them (wholeNumbers, defaultMessage). A value that would change the route
+// Gitea serves is refused here, never sent.
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,6 +167,53 @@ func checkRawPath(p string) (string, error) {
 		return "", fmt.Errorf("path: %w", err)
 	}
 	return p, nil
+}
+
+// resolve validates a request's arguments against its operation's input
+// schema, splits them into path parameters, query and body, and encodes the
+// path (expand). It is the one place every door's arguments are validated
+// (the generated tools, gitea_call_operation, gitea_api_request, the
+// workflow tools' steps): a body member the schema does not document, in any
+// spelling Gitea would fold into a documented one, is refused here, so the
+// policy and Gitea see the same body.
+func (x *executor) resolve(r *request) (string, map[string]string, url.Values, any, error) {
+	params := map[string]string{}
+	q := url.Values{}
+	var body any
+	schema, err := r.op.inputSchema()
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	if err := schema.Validate(r.args); err != nil {
+		return "", nil, nil, nil, &kindError{"invalid_arguments", err}
+	}
+	wholeNumbers(r.args)
+	for _, p := range r.op.params {
+		v, ok := r.args[p.Name]
+		if !ok {
+			continue
+		}
+		switch p.In {
+		case "path":
+			params[p.Name] = scalar(v)
+		case "query":
+			addQuery(q, p.Name, v, p.CollectionFormat)
+		case "body":
+			body = v
+		case "formData":
+			s, _ := v.(string)
+			if n := base64.StdEncoding.DecodedLen(len(s)); n > x.cfg.maxBinary {
+				return "", nil, nil, nil, &kindError{"payload_too_large", fmt.Errorf("%s: %d bytes decoded would exceed MAX_BINARY_BYTES (%d)", p.Name, n, x.cfg.maxBinary)}
+			}
+			content, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return "", nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
+			}
+			body = formFile{field: p.Name, content: content}
+		}
+	}
+	p, err := x.routes().expand(r.op.routeSpec(), params)
+	return p, params, q, body, err
 }
 
 // rawCall matches gitea_api_request's method and path to the operation Gitea

@@ -3,7 +3,7 @@ package main
 // The executor (README, "Execution profiles" and "Results"): the one door
 // to Gitea. Every tool's request, one operation with its arguments whatever
 // the door, goes through run: validate the arguments and encode the path
-// (resolve), decide it under the active profile (check, with the live reads
+// (resolve, encode.go), decide it under the active profile (check, with the live reads
 // self-approval, self-merge, head pins and effects need), write the audit
 // line of a mutation, send (client.go), and hand the answer to the result
 // pipeline. It never sends a request it was told to deny, never follows a
@@ -13,7 +13,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -747,53 +746,6 @@ func bodyField(args map[string]any, name string) (value string, ok bool) {
 		return v, true
 	}
 	return "", false
-}
-
-// resolve validates a request's arguments against its operation's input
-// schema, splits them into path parameters, query and body, and encodes the
-// path (expand). It is the one place every door's arguments are validated
-// (the generated tools, gitea_call_operation, gitea_api_request, the
-// workflow tools' steps): a body member the schema does not document, in any
-// spelling Gitea would fold into a documented one, is refused here, so the
-// policy and Gitea see the same body.
-func (x *executor) resolve(r *request) (string, map[string]string, url.Values, any, error) {
-	params := map[string]string{}
-	q := url.Values{}
-	var body any
-	schema, err := r.op.inputSchema()
-	if err != nil {
-		return "", nil, nil, nil, err
-	}
-	if err := schema.Validate(r.args); err != nil {
-		return "", nil, nil, nil, &kindError{"invalid_arguments", err}
-	}
-	wholeNumbers(r.args)
-	for _, p := range r.op.params {
-		v, ok := r.args[p.Name]
-		if !ok {
-			continue
-		}
-		switch p.In {
-		case "path":
-			params[p.Name] = scalar(v)
-		case "query":
-			addQuery(q, p.Name, v, p.CollectionFormat)
-		case "body":
-			body = v
-		case "formData":
-			s, _ := v.(string)
-			if n := base64.StdEncoding.DecodedLen(len(s)); n > x.cfg.maxBinary {
-				return "", nil, nil, nil, &kindError{"payload_too_large", fmt.Errorf("%s: %d bytes decoded would exceed MAX_BINARY_BYTES (%d)", p.Name, n, x.cfg.maxBinary)}
-			}
-			content, err := base64.StdEncoding.DecodeString(s)
-			if err != nil {
-				return "", nil, nil, nil, fmt.Errorf("%s: not valid base64: %w", p.Name, err)
-			}
-			body = formFile{field: p.Name, content: content}
-		}
-	}
-	p, err := x.routes().expand(r.op.routeSpec(), params)
-	return p, params, q, body, err
 }
 
 // whoami returns the effective account of the request's caller (in sudo

@@ -34,7 +34,8 @@
 //	                 profiles, loading and selection, what a profile allows
 //	                 (permitted, the one rule; allowsRepo) and what the
 //	                 listing shows of it (shows, mayUse)
-//	encode.go      * path and query encoding and the raw tool's route matching
+//	encode.go      * a request's arguments validated and encoded (resolve):
+//	                 path and query encoding, the raw tool's route matching
 //	envelope.go    * the result envelope, error messages and refusal
 //	                 reasons (scrubbed and bounded)
 //	scrub.go       * the scrubbing walk over JSON answers, and the JSON scanner
