@@ -445,17 +445,21 @@ type livePR struct {
 // the second.
 // It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
-	if op.ID == "repoMigrate" && p.repoPats != nil {
-		body, _ := args["body"].(map[string]any)
-		src, _ := body["clone_addr"].(string)
+	body, _ := args["body"].(map[string]any)
+	for _, field := range []string{"clone_addr", "lfs_endpoint"} {
+		src, _ := body[field].(string)
+		if op.ID != "repoMigrate" || p.repoPats == nil || field == "lfs_endpoint" && src == "" { // Gitea then derives it from clone_addr
+			continue
+		}
 		u, err := url.Parse(src)
 		if err != nil || u.Host == "" {
-			return "", fmt.Sprintf("repoMigrate: clone_addr %q is not a URL with a host, so %s cannot tell which repository it reads", src, p.Name)
+			return "", fmt.Sprintf("repoMigrate: %s %q is not a URL with a host, so %s cannot tell which repository it reads", field, src, p.Name)
 		}
 		// Gitea serves a repository, and its wiki, at .../owner/name[.wiki][.git]
-		// under any prefix, and this Gitea may answer at addresses the server
-		// does not know: a name it has (anything but a 404) is as good as self.
-		segs := strings.Split(strings.Trim(u.Path, "/"), "/")
+		// under any prefix, its LFS objects below /info/lfs, and this Gitea may
+		// answer at addresses the server does not know: a name it has
+		// (anything but a 404) is as good as self.
+		segs := strings.Split(strings.Trim(trimFold(strings.TrimRight(u.Path, "/"), "/info/lfs"), "/"), "/")
 		owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
 		if len(segs) > 1 {
 			owner = segs[len(segs)-2]

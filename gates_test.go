@@ -1267,6 +1267,10 @@ func TestMigrationSourceJudged(t *testing.T) {
 	migrate := func(src string) map[string]any {
 		return map[string]any{"operation": "repoMigrate", "arguments": map[string]any{"body": map[string]any{"clone_addr": src, "repo_owner": "alice", "repo_name": "demo"}}}
 	}
+	lfs := func(endpoint string) map[string]any { // the clone from a host that is no Gitea
+		return map[string]any{"operation": "repoMigrate", "arguments": map[string]any{"body": map[string]any{"clone_addr": "https://192.0.2.10/project.git",
+			"lfs": true, "lfs_endpoint": endpoint, "repo_owner": "alice", "repo_name": "demo"}}}
+	}
 	script := func(status int) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("bob").on("GET", "/repos/carol/secret", status, `{"id":1}`).on("POST", "/repos/migrate", 201, `{}`)
@@ -1283,6 +1287,9 @@ func TestMigrationSourceJudged(t *testing.T) {
 			liveGot{Sent: []string{get, "POST /repos/migrate"}}},
 		{"a path of one segment, no Gitea repository", "demo-creator", script(404), "gitea_call_operation", migrate("https://192.0.2.10/project.git"),
 			liveGot{Sent: []string{"POST /repos/migrate"}}},
+		{"LFS objects of a name this Gitea has", "demo-creator", script(200), "gitea_call_operation", lfs("http://192.0.2.10/carol/secret.git/info/lfs/"), denied},
+		{"LFS objects of a name it has not", "demo-creator", script(404), "gitea_call_operation", lfs("http://192.0.2.10/carol/secret/info/LFS"),
+			liveGot{Sent: []string{get, "POST /repos/migrate"}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
 
