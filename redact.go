@@ -12,6 +12,8 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"io"
+	"mime"
 	"regexp"
 	"slices"
 	"strings"
@@ -549,15 +551,46 @@ func maskString(s string) (string, []string) {
 // shows another secret, they are removed too and counted as hidden. The
 // secrets found before stay masked: a removal may join one to the next word,
 // out of its pattern's reach.
+//
+// Mail headers that are not ASCII (the subject and author of a .patch, as git
+// format-patch writes them) hold their text as RFC 2047 encoded words
+// (ghp=5F…): where decoding them shows another secret, they are decoded too.
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
 	s, rules := redactMask(s, r, mask)
 	if e, n := stripEscapedHidden(s); n > 0 {
 		if out, more := redactMask(e, r, mask); out != e {
+			s, rules, hidden = out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden+n
+		}
+	}
+	if d := decodeWords(s); d != s {
+		d, n := stripHidden(d)
+		if out, more := redactMask(d, r, mask); out != d {
 			return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
 		}
 	}
 	return s, rules, hidden
+}
+
+// encodedWords matches a run of RFC 2047 encoded words, the blanks between
+// them included: "=?UTF-8?q?GH=3Dghp=5FR2d2?=\n =?UTF-8?q?C3po?=".
+var encodedWords = regexp.MustCompile(`=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=(?:\s+=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=)*`)
+
+// wordDecoder decodes encoded words of any charset: one it does not convert
+// (ISO-8859-2, as git writes for such an i18n.commitEncoding) as its bytes,
+// whose ASCII, all a secret the passes know holds, is ASCII in them all.
+var wordDecoder = &mime.WordDecoder{CharsetReader: func(_ string, r io.Reader) (io.Reader, error) { return r, nil }}
+
+// decodeWords returns s with each run of encoded words decoded and joined
+// (Q's "_" is a blank, "=5F" an underscore).
+func decodeWords(s string) string {
+	if !strings.Contains(s, "=?") {
+		return s
+	}
+	return encodedWords.ReplaceAllStringFunc(s, func(w string) string {
+		d, _ := wordDecoder.DecodeHeader(w) // never fails: every charset is read
+		return d
+	})
 }
 
 // redactMask applies r.redact and, if mask is set, maskString to s.

@@ -138,7 +138,8 @@ func (sc *scrubber) binary(b []byte) []byte {
 
 // binaryViews are the texts that bytes s may hold where the passes, reading
 // s byte for byte, would find no secret: s read as UTF-8 without its hidden
-// characters and its bytes that are not UTF-8 (a Latin-1 soft hyphen), and,
+// characters and its bytes that are not UTF-8 (a Latin-1 soft hyphen), so
+// too with its encoded words decoded (decodeWords), and,
 // if s has a zero byte, s read as UTF-16 in either byte order, from an even
 // or odd offset, without its hidden characters (surrogates too). Each is
 // kept to its ASCII, anything else a space: the secrets the passes know are
@@ -153,16 +154,23 @@ func binaryViews(s string) []string {
 		}
 		return append(view, ' ')
 	}
-	view := make([]byte, 0, len(s))
-	for i, r := range s {
-		if r != utf8.RuneError || strings.HasPrefix(s[i:], "\ufffd") { // bytes that are not UTF-8 go
-			view = visible(view, r)
+	utf8View := func(s string) string {
+		view := make([]byte, 0, len(s))
+		for i, r := range s {
+			if r != utf8.RuneError || strings.HasPrefix(s[i:], "\ufffd") { // bytes that are not UTF-8 go
+				view = visible(view, r)
+			}
 		}
+		return string(view)
 	}
-	views := []string{string(view)}
+	views := []string{utf8View(s)}
+	if d := decodeWords(s); d != s { // a patch's mail headers
+		views = append(views, utf8View(d))
+	}
 	if strings.IndexByte(s, 0) < 0 {
 		return views
 	}
+	view := make([]byte, 0, len(s)/2)
 	for _, at := range [][2]int{{0, 1}, {1, 0}, {1, 2}, {2, 1}} { // of the low and the high byte of the first unit
 		view = view[:0]
 		for i := 0; at[0]+2*i < len(s) && at[1]+2*i < len(s); i++ {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestE2ERedteam6PatchSubject: found by the red team. git format-patch, which
+// Gitea runs for a commit's or a pull request's .patch, writes a subject (and
+// an author name) that is not ASCII as RFC 2047 encoded words: a GitHub token
+// in the commit message, masked in the commit's JSON, reached the model as
+// "ghp=5FR2d2…", which no pattern matched.
+func TestE2ERedteam6PatchSubject(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt6patch", false)
+	s := &giteaSetup{g: g}
+	var commit struct{ Commit struct{ SHA string } }
+	files := []map[string]string{{"operation": "create", "path": "notes.txt", "content": base64.StdEncoding.EncodeToString([]byte("notes\n"))}}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "Déploiement: GH=" + leakGHP + " password=\"correct horse battery\"", "files": files}, http.StatusCreated, &commit); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, kind := range []string{"patch", "diff"} {
+		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/git/commits/" + commit.Commit.SHA + "." + kind})
+		text := str(get(res, "data"))
+		if !strings.Contains(text, "notes.txt") {
+			t.Fatalf("the commit's .%s: %.800s", kind, text)
+		}
+		for _, leak := range []string{"R2d2C3po", "correct", "=5F"} {
+			if strings.Contains(text, leak) {
+				t.Errorf("the commit's .%s holds %q: %.800s", kind, leak, text)
+			}
+		}
+		if kind == "patch" && !strings.Contains(text, "Subject: [PATCH] Déploiement: GH=ghp_[MASKED] password=\"[MASKED]\"\n") {
+			t.Errorf("the commit's .patch: %.800s", text)
+		}
+	}
+}
