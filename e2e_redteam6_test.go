@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestE2ERedteam6PatchSubject: found by the red team. git format-patch, which
@@ -35,6 +37,38 @@ func TestE2ERedteam6PatchSubject(t *testing.T) {
 		}
 		if kind == "patch" && !strings.Contains(text, "Subject: [PATCH] Déploiement: GH=ghp_[MASKED] password=\"[MASKED]\"\n") {
 			t.Errorf("the commit's .patch: %.800s", text)
+		}
+	}
+}
+
+// TestE2ERedteam6ActivityContent: found by the red team. Gitea records a push
+// in the activity feed with its commits as JSON in the action's content, a
+// JSON string: a password in a commit message, masked in the commit's JSON,
+// reached the model there with its quotes escaped (\"password\": \"…\"),
+// which the assignment pattern did not match.
+func TestE2ERedteam6ActivityContent(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt6feed", false)
+	s := &giteaSetup{g: g}
+	files := []map[string]string{{"operation": "create", "path": "db.txt", "content": base64.StdEncoding.EncodeToString([]byte("db\n"))}}
+	msg := `db config {"password": "correct horse battery"} and password="staple pony battery"`
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": msg, "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	owner, name, _ := strings.Cut(repo, "/")
+	var text string
+	for try := 0; try < 40 && !strings.Contains(text, "db config"); try++ { // Gitea records the push from a queue
+		time.Sleep(250 * time.Millisecond)
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoListActivityFeeds", "arguments": map[string]any{"owner": owner, "repo": name}, "full": true})
+		text = fmt.Sprint(get(res, "data"))
+	}
+	if !strings.Contains(text, "db config") {
+		t.Fatalf("the feed holds no push of the commit: %.1500s", text)
+	}
+	for _, leak := range []string{"horse", "pony"} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the feed holds %q: %.1500s", leak, text)
 		}
 	}
 }

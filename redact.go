@@ -183,7 +183,7 @@ type secretRule struct {
 
 // secretValueEnd is what may follow an assigned value, so that code such as
 // token = getToken() is not taken for an assignment.
-const secretValueEnd = "(?:[\\s\"'`,;&<>)\\]}]|$)"
+const secretValueEnd = "(?:[\\s\"'`,;&<>)\\]}\\\\]|$)"
 
 // secretRules are the masking patterns, applied together: overlapping matches
 // are masked as one. A bare 40-hex string is never masked: Gitea access tokens
@@ -313,15 +313,17 @@ var secretRules = []secretRule{{
 }, {
 	// key = value, key: value, "key": "value", key := value, key => value,
 	// where the key contains one of the words; values under 8 characters
-	// and code-like values (calls, templates) are left alone.
+	// and code-like values (calls, templates) are left alone. Quotes may be
+	// escaped, as in JSON inside a JSON string (an activity's content).
 	name:   "generic_secret",
 	words:  []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
 	assign: true,
-	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)[a-z0-9_.-]*["']?[ \t]*(?::=|=>|[:=])[ \t]*` +
-		`(?:"((?:[^"\\\r\n]|\\.){8,})|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd),
+	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)[a-z0-9_.-]*(?:\\*["'])?[ \t]*(?::=|=>|[:=])[ \t]*` +
+		`(?:"((?:[^"\\\r\n]|\\.){8,})|\\+"((?:[^"\\\r\n]|\\[^"\r\n]){8,}?)\\+"|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd),
 	mask: []string{
 		"api_key=abcd1234efgh5678",
 		`{"password": "correct horse battery"}`,
+		`{"Message":"db {\"password\": \"correct horse battery\"} password=\"staple pony\"\n"}`,
 		"token: 0123456789abcdef0123456789abcdef01234567",
 		"GET /api/v1/user?access_token=0123456789abcdef0123456789abcdef01234567&page=2",
 		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -331,6 +333,7 @@ var secretRules = []secretRule{{
 	keep: []string{
 		"the token expired", "password reset", "Token: expired", "secret santa",
 		"token := r.Header.Get(\"Authorization\")", "token: ${{ secrets.GITEA_TOKEN }}",
+		`{\"token\": \"short\"}`, `log(\"token=%s\", tok)`,
 		"commit 0123456789abcdef0123456789abcdef01234567",
 		"sha: 0123456789abcdef0123456789abcdef01234567",
 		"Merge commit 'fedcba9876543210fedcba9876543210fedcba98' into main",
@@ -443,10 +446,13 @@ func secretHits(hits []secretHit, s string) []secretHit {
 
 // assignAfter reports whether s[i:] is, after name bytes (ASCII letters,
 // digits, '_', '.', '-', and any non-ASCII byte, which a case-insensitive
-// class may fold), an optional quote and blanks, at ':' or '='. It rules out
-// most words without running the regexp of an assign rule.
+// class may fold), an optional quote (escaped or not) and blanks, at ':' or
+// '='. It rules out most words without running the regexp of an assign rule.
 func assignAfter(s string, i int) bool {
 	for i < len(s) && (isWordByte(s[i]) || s[i] == '.' || s[i] == '-' || s[i] >= 0x80) {
+		i++
+	}
+	for i < len(s) && s[i] == '\\' { // an escaped quote
 		i++
 	}
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
