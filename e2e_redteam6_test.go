@@ -45,13 +45,14 @@ func TestE2ERedteam6PatchSubject(t *testing.T) {
 // in the activity feed with its commits as JSON in the action's content, a
 // JSON string: a password in a commit message, masked in the commit's JSON,
 // reached the model there with its quotes escaped (\"password\": \"…\"),
-// which the assignment pattern did not match.
+// which the assignment pattern did not match, nor the Authorization header
+// pattern an escaped "Authorization": "Basic …".
 func TestE2ERedteam6ActivityContent(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "rt6feed", false)
 	s := &giteaSetup{g: g}
 	files := []map[string]string{{"operation": "create", "path": "db.txt", "content": base64.StdEncoding.EncodeToString([]byte("db\n"))}}
-	msg := `db config {"password": "correct horse battery"} and password="staple pony battery"`
+	msg := `db config {"password": "correct horse battery"} and password="staple pony battery", curl {"Authorization": "Basic YWxpY2U6czNjcjN0"}`
 	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": msg, "files": files}, http.StatusCreated, nil); s.err != nil {
 		t.Fatal(s.err)
 	}
@@ -66,7 +67,7 @@ func TestE2ERedteam6ActivityContent(t *testing.T) {
 	if !strings.Contains(text, "db config") {
 		t.Fatalf("the feed holds no push of the commit: %.1500s", text)
 	}
-	for _, leak := range []string{"horse", "pony"} {
+	for _, leak := range []string{"horse", "pony", "YWxpY2U6"} {
 		if strings.Contains(text, leak) {
 			t.Errorf("the feed holds %q: %.1500s", leak, text)
 		}

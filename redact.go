@@ -287,9 +287,10 @@ var secretRules = []secretRule{{
 	name:   "authorization_header",
 	words:  []string{"authorization"},
 	assign: true,
-	re:     regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:token|bearer|basic)[ \t]+([^\s"'` + "`" + `,;]{8,})`),
+	re:     regexp.MustCompile(`(?i)\bauthorization(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?(?:token|bearer|basic)[ \t]+([^\s"'` + "`" + `,;\\]{8,})`),
 	mask: []string{
 		"Authorization: token 0123456789abcdef0123456789abcdef01234567",
+		`{"Message":"{\"Authorization\": \"Basic YWxpY2U6czNjcjN0\"}"}`,
 		`curl -H "authorization: Bearer 0123456789abcdef0123456789abcdef01234567" https://x`,
 		`{"Authorization": "Basic YWxpY2U6czNjcjN0"}`,
 	},
