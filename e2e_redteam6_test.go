@@ -73,3 +73,30 @@ func TestE2ERedteam6ActivityContent(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam6PatchSubjectFolded: found by the red team. git format-patch
+// folds a subject longer than 78 columns at a blank ("\n "), as RFC 5322
+// allows: an Authorization header in a commit's subject, masked in the
+// commit's JSON, reached the model in the .patch with its token on the next
+// line, which no pattern matched.
+func TestE2ERedteam6PatchSubjectFolded(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt6fold", false)
+	s := &giteaSetup{g: g}
+	var commit struct{ Commit struct{ SHA string } }
+	files := []map[string]string{{"operation": "create", "path": "ci.txt", "content": base64.StdEncoding.EncodeToString([]byte("ci\n"))}}
+	const hexToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	msg := "Deploy with the header Authorization: token " + hexToken + " for the staging machine"
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": msg, "files": files}, http.StatusCreated, &commit); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/git/commits/" + commit.Commit.SHA + ".patch"})
+	text := str(get(res, "data"))
+	if !strings.Contains(text, "ci.txt") {
+		t.Fatalf("the commit's .patch: %.800s", text)
+	}
+	if strings.Contains(text, hexToken[:12]) {
+		t.Errorf("the commit's .patch holds the token: %.800s", text)
+	}
+}

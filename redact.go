@@ -559,9 +559,10 @@ func maskString(s string) (string, []string) {
 // secrets found before stay masked: a removal may join one to the next word,
 // out of its pattern's reach.
 //
-// Mail headers that are not ASCII (the subject and author of a .patch, as git
-// format-patch writes them) hold their text as RFC 2047 encoded words
-// (ghp=5F…): where decoding them shows another secret, they are decoded too.
+// Mail headers (the subject and author of a .patch, as git format-patch
+// writes them) are folded over lines where long and hold text that is not
+// ASCII as RFC 2047 encoded words (ghp=5F…): where unfolding and decoding
+// them (mailHeaders) shows another secret, they are delivered so.
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
 	s, rules := redactMask(s, r, mask)
@@ -570,7 +571,7 @@ func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 			s, rules, hidden = out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden+n
 		}
 	}
-	if d := decodeWords(s); d != s {
+	if d := mailHeaders(s); d != s {
 		d, n := stripHidden(d)
 		if out, more := redactMask(d, r, mask); out != d {
 			return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
@@ -579,18 +580,25 @@ func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	return s, rules, hidden
 }
 
-// encodedWords matches a run of RFC 2047 encoded words, the blanks between
-// them included: "=?UTF-8?q?GH=3Dghp=5FR2d2?=\n =?UTF-8?q?C3po?=".
-var encodedWords = regexp.MustCompile(`=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=(?:\s+=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=)*`)
+// mailHeader matches a From or Subject header of a mail (a .patch, as git
+// format-patch writes one) folded over lines: "Subject: [PATCH] Authorization:
+// token\n 0a1b…"; encodedWords a run of RFC 2047 encoded words, the blanks
+// between them included: "=?UTF-8?q?GH=3Dghp=5FR2d2?=\n =?UTF-8?q?C3po?=".
+var mailHeader, encodedWords = regexp.MustCompile(`(?m)^(?:From|Subject): [^\n]*(?:\n[ \t][^\n]*)+`),
+	regexp.MustCompile(`=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=(?:\s+=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=)*`)
 
 // wordDecoder decodes encoded words of any charset: one it does not convert
 // (ISO-8859-2, as git writes for such an i18n.commitEncoding) as its bytes,
 // whose ASCII, all a secret the passes know holds, is ASCII in them all.
 var wordDecoder = &mime.WordDecoder{CharsetReader: func(_ string, r io.Reader) (io.Reader, error) { return r, nil }}
 
-// decodeWords returns s with each run of encoded words decoded and joined
+// mailHeaders returns s with its folded From and Subject headers unfolded
+// (their line ends removed) and each run of encoded words decoded and joined
 // (Q's "_" is a blank, "=5F" an underscore).
-func decodeWords(s string) string {
+func mailHeaders(s string) string {
+	if strings.Contains(s, "\nSubject: ") || strings.Contains(s, "\nFrom: ") {
+		s = mailHeader.ReplaceAllStringFunc(s, func(h string) string { return strings.ReplaceAll(strings.ReplaceAll(h, "\r\n", ""), "\n", "") })
+	}
 	if !strings.Contains(s, "=?") {
 		return s
 	}

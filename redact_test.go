@@ -142,11 +142,14 @@ func TestScrubString(t *testing.T) {
 		// A secret masked before the escapes go stays masked, though their removal joins it to the next word.
 		{`AKIAIOSFODNN7EXAMPLE\u200bX and ghp_0123456789\u0000abcdefghijABCDEFGHIJklmnop`, true, "AKIA[MASKED]X and ghp_[MASKED]", []string{"aws_access_key_id", "github"}, 2},
 		{`use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, true, `use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, nil, 0},
-		// Mail headers in RFC 2047 encoded words (a .patch's subject and author) are decoded where that shows a secret,
-		// their hidden characters removed; others are kept.
+		// Mail headers (a .patch's subject and author) folded or in RFC 2047 encoded words are unfolded and decoded
+		// where that shows a secret, their hidden characters removed; others are kept.
 		{"Subject: [PATCH] =?UTF-8?q?D=C3=A9ploiement:=20GH=3Dghp=5F0123456789abcdefghij?=\n =?UTF-8?q?ABCDEFGHIJklmnop=20to=E2=80=8Bk1?=\n\nbody",
 			true, "Subject: [PATCH] Déploiement: GH=ghp_[MASKED] [REDACTED]\n\nbody", []string{"github"}, 1},
 		{"From: =?ISO-8859-2?B?dG9rMSC1?= <a@example.com>", false, "From: [REDACTED] \xb5 <a@example.com>", nil, 0},
+		{"From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Deploy with Authorization: token\n 0123456789abcdef0123456789abcdef01234567\n\n  indented\n", true,
+			"From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Deploy with Authorization: token [MASKED]\n\n  indented\n", []string{"authorization_header"}, 0},
+		{"Subject: a\n b\npassword:\n  hunter2hunter2", true, "Subject: a\n b\npassword:\n  hunter2hunter2", nil, 0},
 		{"From: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=", true, "From: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=", nil, 0},
 	} {
 		got, rules, n := scrubString(tc.in, r, tc.mask)
