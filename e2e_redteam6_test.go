@@ -100,3 +100,34 @@ func TestE2ERedteam6PatchSubjectFolded(t *testing.T) {
 		t.Errorf("the commit's .patch holds the token: %.800s", text)
 	}
 }
+
+// TestE2ERedteam6ActivityCut: found by the red team. Gitea records a comment
+// in the activity feed cut to 200 columns with an ellipsis, keeping a last
+// word of 15 characters or more: a GitHub token at the cut, masked in the
+// comment, reached the model through the feed as its first 19 characters,
+// too short for the github pattern.
+func TestE2ERedteam6ActivityCut(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt6cut", false)
+	s := &giteaSetup{g: g}
+	var issue struct{ Number int }
+	s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]any{"title": "deploy"}, http.StatusCreated, &issue)
+	s.call("alice", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", repo, issue.Number), map[string]any{"body": strings.Repeat("x", 170) + " GH=" + leakGHP}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	owner, name, _ := strings.Cut(repo, "/")
+	var text string
+	for try := 0; try < 40 && !strings.Contains(text, "comment_issue"); try++ {
+		time.Sleep(250 * time.Millisecond)
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoListActivityFeeds", "arguments": map[string]any{"owner": owner, "repo": name}})
+		text = fmt.Sprint(get(res, "data"))
+	}
+	if !strings.Contains(text, "comment_issue") {
+		t.Fatalf("the feed holds no comment: %.1500s", text)
+	}
+	if strings.Contains(text, leakGHP[4:14]) {
+		t.Errorf("the feed holds the token's start: %.1500s", text)
+	}
+}
