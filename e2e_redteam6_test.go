@@ -131,3 +131,39 @@ func TestE2ERedteam6ActivityCut(t *testing.T) {
 		t.Errorf("the feed holds the token's start: %.1500s", text)
 	}
 }
+
+// TestE2ERedteam6CommitRefEntities: found by the red team. A commit that
+// references an issue gets a commit_ref comment in the issue's timeline whose
+// body is HTML: the first line of the commit message with its quotes as
+// entities (password=&#34;…&#34;). A password in it, masked in the commit's
+// JSON, reached the model through issueGetCommentsAndTimeline, as did a
+// Gitea token in {&#34;Authorization&#34;: &#34;token …&#34;}.
+func TestE2ERedteam6CommitRefEntities(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt6ref", false)
+	s := &giteaSetup{g: g}
+	var issue struct{ Number int }
+	s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]any{"title": "deploy"}, http.StatusCreated, &issue)
+	const hexToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	files := []map[string]string{{"operation": "create", "path": "ref.txt", "content": base64.StdEncoding.EncodeToString([]byte("ref\n"))}}
+	msg := fmt.Sprintf(`Refs #%d: password="correct horse battery" and {"Authorization": "token %s"}`, issue.Number, hexToken)
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": msg, "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	owner, name, _ := strings.Cut(repo, "/")
+	var text string
+	for try := 0; try < 40 && !strings.Contains(text, "commit_ref"); try++ { // Gitea handles the push from a queue
+		time.Sleep(250 * time.Millisecond)
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "issueGetCommentsAndTimeline", "arguments": map[string]any{"owner": owner, "repo": name, "index": issue.Number}})
+		text = fmt.Sprint(get(res, "data"))
+	}
+	if !strings.Contains(text, "commit_ref") {
+		t.Fatalf("the timeline holds no commit_ref: %.1500s", text)
+	}
+	for _, leak := range []string{"horse", hexToken[:12]} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the timeline holds %q: %.1500s", leak, text)
+		}
+	}
+}

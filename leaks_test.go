@@ -397,7 +397,7 @@ func TestBinarySplitSecretWithheld(t *testing.T) {
 		{"UTF-16, zero-width space", utf16le("\ufeff"+split("\u200b"), false), ""},
 		{"UTF-16 big-endian, a tag", utf16le("\ufeff"+split("\U000e0041"), true), ""},
 		{"UTF-16 at an odd offset", "\x89" + utf16le(split("\u200b"), false), ""},
-		{"a patch's subject in encoded words", "Subject: =?UTF-8?q?" + strings.ReplaceAll(leakGHP, "_", "=5F") + "?=\n\n\xff", ""},
+		{"a patch's subject in encoded words", "From 1\nSubject: =?UTF-8?q?" + strings.ReplaceAll(leakGHP, "_", "=5F") + "?=\n\n\xff", ""},
 		{"not split: masked in the bytes", "\xff " + leakGHP, "\xff ghp_[MASKED]"},
 		{"no secret", "\xff\xfe ghp_\u200bshort \xad", "\xff\xfe ghp_\u200bshort \xad"},
 	} {

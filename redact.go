@@ -12,6 +12,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"html"
 	"io"
 	"mime"
 	"regexp"
@@ -193,17 +194,18 @@ const secretValueEnd = "(?:[\\s\"'`,;&<>)\\]}\\\\]|$)"
 var secretRules = []secretRule{{
 	name: "github",
 	lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-	re:   regexp.MustCompile(`(?:gh[pousr]|github_pat)_([A-Za-z0-9_]{30,})`),
+	re:   regexp.MustCompile(`(?:gh[pousr]|github_pat)_(?:([A-Za-z0-9_]{30,})|([A-Za-z0-9_]{8,})(?:…|\.\.\.))`),
 	mask: []string{
 		"export GH=ghp_R2d2C3poLukeLeiaHanSolo0123456789AbCd",
 		"ghs_0123456789abcdefghijABCDEFGHIJklmnop",
 		"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVW",
+		"1|deploy with GH=ghp_R2d2C3poLukeLeiaHan…", // cut in the activity feed (a comment, to 200 columns)
 	},
-	keep: []string{"ghp_short", "ghost_user", "see github_pat_ docs"},
+	keep: []string{"ghp_short", "ghost_user", "see github_pat_ docs", "ghp_short…"},
 }, {
 	name: "gitlab",
 	lits: []string{"glpat-"},
-	re:   regexp.MustCompile(`glpat-([A-Za-z0-9_-]{20,})`),
+	re:   regexp.MustCompile(`glpat-(?:([A-Za-z0-9_-]{20,})|([A-Za-z0-9_-]{8,})(?:…|\.\.\.))`),
 	mask: []string{"GITLAB=glpat-xYz123AbC456dEf789gH"},
 	keep: []string{"glpat-short"},
 }, {
@@ -211,7 +213,7 @@ var secretRules = []secretRule{{
 	// 32 random bytes in unpadded lower-case base32 (models/auth/oauth2.go).
 	name: "gitea_oauth",
 	lits: []string{"gto_", "gta_"},
-	re:   regexp.MustCompile(`gt[oa]_([a-z2-7]{52})`),
+	re:   regexp.MustCompile(`gt[oa]_(?:([a-z2-7]{52})|([a-z2-7]{8,51})(?:…|\.\.\.))`),
 	mask: []string{
 		"client_secret gto_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrst",
 		"?code=gta_zyxwvutsrqponmlkjihgfedcba765432zyxwvutsrqponmlkjihg&state=1",
@@ -220,8 +222,8 @@ var secretRules = []secretRule{{
 }, {
 	name: "aws_access_key_id",
 	lits: []string{"AKIA", "ASIA"},
-	re:   regexp.MustCompile(`\b(?:AKIA|ASIA)([A-Z0-9]{16})\b`),
-	mask: []string{"aws AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A"},
+	re:   regexp.MustCompile(`\b(?:AKIA|ASIA)(?:([A-Z0-9]{16})\b|([A-Z0-9]{8,15})(?:…|\.\.\.))`),
+	mask: []string{"aws AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A", "key AKIAIOSFODNN7EX... cut"},
 	keep: []string{"ASIAN markets", "AKIAlowercase0123456"},
 }, {
 	name: "slack_token",
@@ -244,14 +246,14 @@ var secretRules = []secretRule{{
 }, {
 	name: "google_api_key",
 	lits: []string{"AIza"},
-	re:   regexp.MustCompile(`\bAIza([0-9A-Za-z_-]{35})`),
+	re:   regexp.MustCompile(`\bAIza(?:([0-9A-Za-z_-]{35})|([0-9A-Za-z_-]{8,34})(?:…|\.\.\.))`),
 	mask: []string{"key=AIzaSyA-1234567890abcdefghijklmnopqrstu"},
 	keep: []string{"AIza is too short"},
 }, {
 	name: "anthropic",
 	lits: []string{"sk-ant-"},
-	re:   regexp.MustCompile(`\bsk-ant-([A-Za-z0-9_-]{20,})`),
-	mask: []string{"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEFG"},
+	re:   regexp.MustCompile(`\bsk-ant-(?:([A-Za-z0-9_-]{20,})|([A-Za-z0-9_-]{8,})(?:…|\.\.\.))`),
+	mask: []string{"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEFG", "sk-ant-api03-abcdefgh…"},
 	keep: []string{"sk-ant-short"},
 }, {
 	// Legacy keys are sk- and alphanumerics; project, service account and
@@ -259,21 +261,12 @@ var secretRules = []secretRule{{
 	// matched: it has a hyphen within its first 20 characters.
 	name: "openai",
 	lits: []string{"sk-"},
-	re:   regexp.MustCompile(`\bsk-((?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}[A-Za-z0-9_-]*)`),
+	re:   regexp.MustCompile(`\bsk-(?:((?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}[A-Za-z0-9_-]*)|((?:(?:proj|svcacct|admin)-)?[A-Za-z0-9]{8,}[A-Za-z0-9_-]*)(?:…|\.\.\.))`),
 	mask: []string{
 		"OPENAI_KEY sk-abcdefghij0123456789ABCDEFGHIJ0123456789abcdefgh",
 		"sk-proj-abcDEF123_ghiJKL456-mnoPQR789stu",
 	},
-	keep: []string{"risk-assessment-of-the-whole-framework", "sk-learn is a library"},
-}, {
-	// A provider key cut with an ellipsis, too short for its own rule: Gitea
-	// cuts a comment to 200 columns in the activity feed ("1|… GH=ghp_R2d2…").
-	name: "cut_key",
-	lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gto_", "gta_", "AKIA", "ASIA", "xox",
-		"sk_live_", "rk_live_", "sk_test_", "rk_test_", "AIza", "sk-"},
-	re:   regexp.MustCompile(`\b(?:gh[pousr]_|github_pat_|glpat-|gt[oa]_|AKIA|ASIA|xox[baprs]-|[rs]k_(?:live|test)_|AIza|sk-)([A-Za-z0-9_-]{8,})(?:…|\.\.\.)`),
-	mask: []string{"1|deploy with GH=ghp_R2d2C3poLukeLeiaHan…", "key AKIAIOSFODNN7EX... in the log", "sk-ant-api03-abcdefgh…"},
-	keep: []string{"ghp_short…", "risk-assessment-of-the-whole…", "see sk-learn..."},
+	keep: []string{"risk-assessment-of-the-whole-framework", "sk-learn is a library", "risk-assessment-of-the-whole…"},
 }, {
 	name: "jwt",
 	lits: []string{"eyJ"},
@@ -568,10 +561,9 @@ func maskString(s string) (string, []string) {
 // secrets found before stay masked: a removal may join one to the next word,
 // out of its pattern's reach.
 //
-// Mail headers (the subject and author of a .patch, as git format-patch
-// writes them) are folded over lines where long and hold text that is not
-// ASCII as RFC 2047 encoded words (ghp=5F…): where unfolding and decoding
-// them (mailHeaders) shows another secret, they are delivered so.
+// A text may also be read another way (textViews): where that reading shows
+// another secret, the text is delivered so read, its hidden characters
+// removed.
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
 	s, rules := redactMask(s, r, mask)
@@ -580,14 +572,37 @@ func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 			s, rules, hidden = out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden+n
 		}
 	}
-	if d := mailHeaders(s); d != s {
-		d, n := stripHidden(d)
-		if out, more := redactMask(d, r, mask); out != d {
-			return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
+	for _, v := range textViews {
+		if d := v.read(s); d != s {
+			d, n := stripHidden(d)
+			if out, more := redactMask(d, r, mask); out != d {
+				return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
+			}
 		}
 	}
 	return s, rules, hidden
 }
+
+// textView is another reading of a text, in which a secret its characters
+// do not show may show; Gitea or git writes the text so.
+type textView struct {
+	name    string
+	read    func(string) string
+	example string // a secret that shows only so read
+}
+
+// textViews are the readings scrubString and binaryViews try.
+var textViews = []textView{{
+	// git format-patch writes a .patch's subject and author as mail
+	// headers: folded where long, in RFC 2047 encoded words where not ASCII.
+	name: "mail headers", read: mailHeaders,
+	example: "From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Authorization: token\n 0123456789abcdef0123456789abcdef01234567 =?UTF-8?q?=C3=A9_GH=3Dghp=5FR2d2C3poLukeLeiaHanSolo0123456789AbCd?=",
+}, {
+	// A commit_ref comment's body is HTML: the first line of the commit
+	// message, escaped (html.EscapeString).
+	name: "HTML entities", read: html.UnescapeString,
+	example: `<a href="/o/r/commit/1">Refs #1: password=&#34;correct horse battery&#34;</a>`,
+}}
 
 // mailHeader matches a From or Subject header of a mail (a .patch, as git
 // format-patch writes one) folded over lines: "Subject: [PATCH] Authorization:
@@ -601,16 +616,15 @@ var mailHeader, encodedWords = regexp.MustCompile(`(?m)^(?:From|Subject): [^\n]*
 // whose ASCII, all a secret the passes know holds, is ASCII in them all.
 var wordDecoder = &mime.WordDecoder{CharsetReader: func(_ string, r io.Reader) (io.Reader, error) { return r, nil }}
 
-// mailHeaders returns s with its folded From and Subject headers unfolded
-// (their line ends removed) and each run of encoded words decoded and joined
-// (Q's "_" is a blank, "=5F" an underscore).
+// mailHeaders returns the mails in s (a .patch: text with a Subject line
+// after its first) with their folded From and Subject headers unfolded (their
+// line ends removed) and each run of encoded words decoded and joined (Q's
+// "_" is a blank, "=5F" an underscore).
 func mailHeaders(s string) string {
-	if strings.Contains(s, "\nSubject: ") || strings.Contains(s, "\nFrom: ") {
-		s = mailHeader.ReplaceAllStringFunc(s, func(h string) string { return strings.ReplaceAll(strings.ReplaceAll(h, "\r\n", ""), "\n", "") })
-	}
-	if !strings.Contains(s, "=?") {
+	if !strings.Contains(s, "\nSubject: ") {
 		return s
 	}
+	s = mailHeader.ReplaceAllStringFunc(s, func(h string) string { return strings.ReplaceAll(strings.ReplaceAll(h, "\r\n", ""), "\n", "") })
 	return encodedWords.ReplaceAllStringFunc(s, func(w string) string {
 		d, _ := wordDecoder.DecodeHeader(w) // never fails: every charset is read
 		return d

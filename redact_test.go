@@ -144,17 +144,42 @@ func TestScrubString(t *testing.T) {
 		{`use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, true, `use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, nil, 0},
 		// Mail headers (a .patch's subject and author) folded or in RFC 2047 encoded words are unfolded and decoded
 		// where that shows a secret, their hidden characters removed; others are kept.
-		{"Subject: [PATCH] =?UTF-8?q?D=C3=A9ploiement:=20GH=3Dghp=5F0123456789abcdefghij?=\n =?UTF-8?q?ABCDEFGHIJklmnop=20to=E2=80=8Bk1?=\n\nbody",
-			true, "Subject: [PATCH] Déploiement: GH=ghp_[MASKED] [REDACTED]\n\nbody", []string{"github"}, 1},
-		{"From: =?ISO-8859-2?B?dG9rMSC1?= <a@example.com>", false, "From: [REDACTED] \xb5 <a@example.com>", nil, 0},
+		{"From 1\nSubject: [PATCH] =?UTF-8?q?D=C3=A9ploiement:=20GH=3Dghp=5F0123456789abcdefghij?=\n =?UTF-8?q?ABCDEFGHIJklmnop=20to=E2=80=8Bk1?=\n\nbody",
+			true, "From 1\nSubject: [PATCH] Déploiement: GH=ghp_[MASKED] [REDACTED]\n\nbody", []string{"github"}, 1},
+		{"From 1\nFrom: =?ISO-8859-2?B?dG9rMSC1?= <a@example.com>\nSubject: x", false, "From 1\nFrom: [REDACTED] \xb5 <a@example.com>\nSubject: x", nil, 0},
+		{"not a mail: =?UTF-8?q?GH=3Dghp=5F0123456789abcdefghijABCDEFGHIJklmnop?=", true, "not a mail: =?UTF-8?q?GH=3Dghp=5F0123456789abcdefghijABCDEFGHIJklmnop?=", nil, 0},
 		{"From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Deploy with Authorization: token\n 0123456789abcdef0123456789abcdef01234567\n\n  indented\n", true,
 			"From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Deploy with Authorization: token [MASKED]\n\n  indented\n", []string{"authorization_header"}, 0},
 		{"Subject: a\n b\npassword:\n  hunter2hunter2", true, "Subject: a\n b\npassword:\n  hunter2hunter2", nil, 0},
-		{"From: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=", true, "From: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=", nil, 0},
+		// HTML entities (a commit_ref comment's body) are decoded where that shows a secret; others are kept.
+		{`<a href="/c/1">{&#34;Authorization&#34;: &#34;token 0123456789abcdef0123456789abcdef01234567&#34;} &amp;</a>`, true,
+			`<a href="/c/1">{"Authorization": "token [MASKED]"} &</a>`, []string{"authorization_header"}, 0},
+		{"Q&amp;A: &lt;b&gt; &#34;tok&#34;", true, "Q&amp;A: &lt;b&gt; &#34;tok&#34;", nil, 0},
+		{"From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", true, "From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", nil, 0},
 	} {
 		got, rules, n := scrubString(tc.in, r, tc.mask)
 		if diff := cmp.Diff(tc.want, got); diff != "" || !slices.Equal(rules, tc.rules) || n != tc.hidden {
 			t.Errorf("scrubString(%q, mask %v): rules %q, want %q; removed %d, want %d; mismatch (-want +got):\n%s", tc.in, tc.mask, rules, tc.rules, n, tc.hidden, diff)
+		}
+	}
+}
+
+// TestTextViews checks each reading's example: the passes find no secret in
+// its characters, scrubString finds one so read, and bytes holding it that
+// are not UTF-8 are withheld.
+func TestTextViews(t *testing.T) {
+	t.Parallel()
+	r := newRedactor("tok1")
+	for _, v := range textViews {
+		if got, _ := redactMask(v.example, r, true); got != v.example {
+			t.Errorf("%s: the example shows a secret unread: %q", v.name, got)
+		}
+		if got, rules, _ := scrubString(v.example, r, true); got == v.example || len(rules) == 0 {
+			t.Errorf("%s: scrubString(%q) = %q, %q: no secret so read", v.name, v.example, got, rules)
+		}
+		sc := &scrubber{red: r, mask: true, maxBinary: 1 << 20}
+		if b := sc.binary([]byte(v.example + "\xff")); b != nil {
+			t.Errorf("%s: binary bytes delivered: %q", v.name, b)
 		}
 	}
 }

@@ -139,9 +139,9 @@ func (sc *scrubber) binary(b []byte) []byte {
 // binaryViews are the texts that bytes s may hold where the passes, reading
 // s byte for byte, would find no secret: s read as UTF-8 without its hidden
 // characters and its bytes that are not UTF-8 (a Latin-1 soft hyphen), so
-// too with its mail headers unfolded and decoded (mailHeaders), and,
-// if s has a zero byte, s read as UTF-16 in either byte order, from an even
-// or odd offset, without its hidden characters (surrogates too). Each is
+// too in each of textViews, and, if s has a zero byte, s read as UTF-16 in
+// either byte order, from an even or odd offset, without its hidden
+// characters (surrogates too). Each is
 // kept to its ASCII, anything else a space: the secrets the passes know are
 // ASCII, and a pass over bytes stays cheap (BenchmarkBinaryContent).
 func binaryViews(s string) []string {
@@ -164,8 +164,10 @@ func binaryViews(s string) []string {
 		return string(view)
 	}
 	views := []string{utf8View(s)}
-	if d := mailHeaders(s); d != s { // a patch's mail headers
-		views = append(views, utf8View(d))
+	for _, v := range textViews {
+		if d := v.read(s); d != s {
+			views = append(views, utf8View(d))
+		}
 	}
 	if strings.IndexByte(s, 0) < 0 {
 		return views

@@ -73,7 +73,7 @@ var secretCorpus = []corpusKey{
 		body := g.s(alnum, 22) + "_" + g.s(alnum, 59)
 		return "github_pat_" + body, body
 	}},
-	{"GitHub", "cut_key", "1|xxx GH=%s… in the activity feed", prefixed("ghp_", alnum, 19)},
+	{"GitHub", "github", "1|xxx GH=%s… in the activity feed", prefixed("ghp_", alnum, 19)},
 	{"GitLab", "gitlab", "mirror with %s please", prefixed("glpat-", base64ID, 20)},
 	{"Gitea OAuth", "gitea_oauth", "client secret is %s now", prefixed("gto_", base32lc, 52)},
 	{"Gitea OAuth", "gitea_oauth", "redirected with %s in the address bar", prefixed("gta_", base32lc, 52)},
