@@ -167,3 +167,29 @@ func TestE2ERedteam6CommitRefEntities(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam6WikiSubURL: found by the red team. Gitea names a wiki page
+// in sub_url and html_url by its title URL-escaped: a page titled with a
+// password assignment, masked in title, reached the model in them as
+// password%3A-…, which no pattern matched.
+func TestE2ERedteam6WikiSubURL(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt6wiki", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/wiki/new", map[string]any{"title": "staging password: hunter2hunter2", "content_base64": base64.StdEncoding.EncodeToString([]byte("x\n"))}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, full := range []bool{false, true} {
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetWikiPages", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
+		text := fmt.Sprint(get(res, "data"))
+		if !strings.Contains(text, "staging") {
+			t.Fatalf("full=%v: no page: %.1000s", full, text)
+		}
+		if strings.Contains(text, "hunter2") {
+			t.Errorf("full=%v: the pages hold the password: %.1000s", full, text)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"mime"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -602,7 +603,31 @@ var textViews = []textView{{
 	// message, escaped (html.EscapeString).
 	name: "HTML entities", read: html.UnescapeString,
 	example: `<a href="/o/r/commit/1">Refs #1: password=&#34;correct horse battery&#34;</a>`,
+}, {
+	// A wiki page's sub_url and html_url hold its title URL-escaped.
+	name: "URL escapes", read: unescapeURL,
+	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
 }}
+
+// unescapeURL returns s with each %XX escape decoded; a % without two hex
+// digits stays.
+func unescapeURL(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	b := []byte(s[:i])
+	for ; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b, i = append(b, byte(v)), i+2
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
 
 // mailHeader matches a From or Subject header of a mail (a .patch, as git
 // format-patch writes one) folded over lines: "Subject: [PATCH] Authorization:

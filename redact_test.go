@@ -155,6 +155,9 @@ func TestScrubString(t *testing.T) {
 		{`<a href="/c/1">{&#34;Authorization&#34;: &#34;token 0123456789abcdef0123456789abcdef01234567&#34;} &amp;</a>`, true,
 			`<a href="/c/1">{"Authorization": "token [MASKED]"} &</a>`, []string{"authorization_header"}, 0},
 		{"Q&amp;A: &lt;b&gt; &#34;tok&#34;", true, "Q&amp;A: &lt;b&gt; &#34;tok&#34;", nil, 0},
+		// URL escapes (a wiki page's sub_url) are decoded where that shows a secret; others are kept.
+		{"staging-password%3A-hunter2hunter2%2", true, "staging-password:[MASKED]", []string{"generic_secret"}, 0},
+		{"/o/r/wiki/Caf%C3%A9-100%-token%", true, "/o/r/wiki/Caf%C3%A9-100%-token%", nil, 0},
 		{"From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", true, "From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", nil, 0},
 	} {
 		got, rules, n := scrubString(tc.in, r, tc.mask)
