@@ -573,11 +573,11 @@ func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 			s, rules, hidden = out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden+n
 		}
 	}
-	for _, v := range textViews {
+	for _, v := range textViews { // each on what the last left: a secret in one may hide another in the next
 		if d := v.read(s); d != s {
 			d, n := stripHidden(d)
 			if out, more := redactMask(d, r, mask); out != d {
-				return out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden + n
+				s, rules, hidden = out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden+n
 			}
 		}
 	}

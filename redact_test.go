@@ -158,6 +158,9 @@ func TestScrubString(t *testing.T) {
 		// URL escapes (a wiki page's sub_url) are decoded where that shows a secret; others are kept.
 		{"staging-password%3A-hunter2hunter2%2", true, "staging-password:[MASKED]", []string{"generic_secret"}, 0},
 		{"/o/r/wiki/Caf%C3%A9-100%-token%", true, "/o/r/wiki/Caf%C3%A9-100%-token%", nil, 0},
+		// A secret in one reading does not hide another in the next.
+		{`Refs #1: password=&#34;correct horse battery&#34; <a href="/w/api-key%3Dabcdefgh12345678">`, true,
+			`Refs #1: password="[MASKED]" <a href="/w/api-key=[MASKED]">`, []string{"generic_secret"}, 0},
 		{"From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", true, "From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", nil, 0},
 	} {
 		got, rules, n := scrubString(tc.in, r, tc.mask)
