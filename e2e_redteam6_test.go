@@ -193,3 +193,32 @@ func TestE2ERedteam6WikiSubURL(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam6HunkHeaderCut: found by the red team. git writes the line
+// a hunk is in after its @@ header, cut to 80 bytes without a mark: a
+// GitHub token crossing the 80th column, masked in the file and in the
+// diff's own lines, reached the model in a later hunk's header as its first
+// characters, too short for the github pattern.
+func TestE2ERedteam6HunkHeaderCut(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt6hunk", false)
+	s := &giteaSetup{g: g}
+	head := "export GH_CREDENTIAL_FOR_THE_STAGING_DEPLOYMENT_PIPELINE_JOB_NUMBER=" + leakGHP + "\n"
+	body := head + strings.Repeat("  step\n", 12)
+	var first struct{ Content struct{ SHA string } }
+	s.call("alice", "POST", "/repos/"+repo+"/contents/deploy.sh", map[string]any{"branch": "main", "message": "deploy", "content": base64.StdEncoding.EncodeToString([]byte(body))}, http.StatusCreated, &first)
+	var commit struct{ Commit struct{ SHA string } }
+	s.call("alice", "PUT", "/repos/"+repo+"/contents/deploy.sh", map[string]any{"branch": "main", "message": "deploy more", "sha": first.Content.SHA, "content": base64.StdEncoding.EncodeToString([]byte(body + "  last\n"))}, http.StatusOK, &commit)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/git/commits/" + commit.Commit.SHA + ".diff"})
+	text := str(get(res, "data"))
+	if !strings.Contains(text, "@@ -") {
+		t.Fatalf("the commit's .diff: %.800s", text)
+	}
+	if strings.Contains(text, leakGHP[4:12]) {
+		t.Errorf("the commit's .diff holds the token's start: %.800s", text)
+	}
+}

@@ -604,10 +604,33 @@ var textViews = []textView{{
 	name: "HTML entities", read: html.UnescapeString,
 	example: `<a href="/o/r/commit/1">Refs #1: password=&#34;correct horse battery&#34;</a>`,
 }, {
+	// git writes the line a hunk is in after its header, cut to 80 bytes
+	// without a mark (xdiff's func_line): the cut gets one, for the rules'
+	// cut keys.
+	name: "hunk headers", read: markHunkCuts,
+	example: "@@ -11,3 +11,4 @@ export GH_CREDENTIAL_FOR_THE_STAGING_DEPLOYMENT_PIPELINE_JOB_NUMBER=ghp_R2d2C3po\n  step",
+}, {
 	// A wiki page's sub_url and html_url hold its title URL-escaped.
 	name: "URL escapes", read: unescapeURL,
 	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
 }}
+
+// hunkHeader matches a diff's hunk header and what follows it on its line.
+var hunkHeader = regexp.MustCompile(`(?m)^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@ [^\n]*`)
+
+// markHunkCuts returns s with "..." after each hunk header line whose
+// text after the header is 80 bytes, as git cuts it.
+func markHunkCuts(s string) string {
+	if !strings.Contains(s, "@@ -") {
+		return s
+	}
+	return hunkHeader.ReplaceAllStringFunc(s, func(h string) string {
+		if _, line, _ := strings.Cut(h[3:], "@@ "); len(strings.TrimSuffix(line, "\r")) == 80 {
+			return h + "..."
+		}
+		return h
+	})
+}
 
 // unescapeURL returns s with each %XX escape decoded; a % without two hex
 // digits stays.

@@ -158,6 +158,11 @@ func TestScrubString(t *testing.T) {
 		// URL escapes (a wiki page's sub_url) are decoded where that shows a secret; others are kept.
 		{"staging-password%3A-hunter2hunter2%2", true, "staging-password:[MASKED]", []string{"generic_secret"}, 0},
 		{"/o/r/wiki/Caf%C3%A9-100%-token%", true, "/o/r/wiki/Caf%C3%A9-100%-token%", nil, 0},
+		// A hunk header's text cut to 80 bytes is read as cut; one of 79 is not.
+		{"+a\n@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_XY=AKIAIOSFODNN\n+b", true,
+			"+a\n@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_XY=AKIA[MASKED]...\n+b", []string{"aws_access_key_id"}, 0},
+		{"@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_X=AKIAIOSFODNN", true,
+			"@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_X=AKIAIOSFODNN", nil, 0},
 		// A secret in one reading does not hide another in the next.
 		{`Refs #1: password=&#34;correct horse battery&#34; <a href="/w/api-key%3Dabcdefgh12345678">`, true,
 			`Refs #1: password="[MASKED]" <a href="/w/api-key=[MASKED]">`, []string{"generic_secret"}, 0},
