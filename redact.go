@@ -601,7 +601,7 @@ var textViews = []textView{{
 }, {
 	// A commit_ref comment's body is HTML: the first line of the commit
 	// message, escaped (html.EscapeString).
-	name: "HTML entities", read: html.UnescapeString,
+	name: "HTML entities", read: unescapeHTML,
 	example: `<a href="/o/r/commit/1">Refs #1: password=&#34;correct horse battery&#34;</a>`,
 }, {
 	// git writes the line a hunk is in after its header, cut to 80 bytes
@@ -632,11 +632,20 @@ func markHunkCuts(s string) string {
 	})
 }
 
-// unescapeURL returns s with each %XX escape decoded; a % without two hex
-// digits stays.
+// unescapeHTML returns s with its HTML entities decoded where it has a
+// numeric one, as html.EscapeString writes quotes (&#34;, &#39;).
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, "&#") {
+		return s
+	}
+	return html.UnescapeString(s)
+}
+
+// unescapeURL returns a URL or path s (a text without blanks or lines) with
+// each %XX escape decoded; a % without two hex digits stays.
 func unescapeURL(s string) string {
 	i := strings.IndexByte(s, '%')
-	if i < 0 {
+	if i < 0 || strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, ' ') >= 0 {
 		return s
 	}
 	b := []byte(s[:i])

@@ -164,8 +164,9 @@ func TestScrubString(t *testing.T) {
 		{"@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_X=AKIAIOSFODNN", true,
 			"@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_X=AKIAIOSFODNN", nil, 0},
 		// A secret in one reading does not hide another in the next.
-		{`Refs #1: password=&#34;correct horse battery&#34; <a href="/w/api-key%3Dabcdefgh12345678">`, true,
-			`Refs #1: password="[MASKED]" <a href="/w/api-key=[MASKED]">`, []string{"generic_secret"}, 0},
+		{"From 1\nSubject: [PATCH] =?UTF-8?q?GH=3Dghp=5F0123456789abcdefghijABCDEFGHIJklmnop?=\n\npassword=&#34;correct horse battery&#34;", true,
+			"From 1\nSubject: [PATCH] GH=ghp_[MASKED]\n\npassword=\"[MASKED]\"", []string{"generic_secret", "github"}, 0},
+		{"Caf%C3%A9 password%3Dhunter2hunter2", true, "Caf%C3%A9 password%3Dhunter2hunter2", nil, 0}, // a URL has no blank
 		{"From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", true, "From 1\nFrom: =?UTF-8?q?J=C3=BCrgen?= <j@example.com> a=?b =?x?q?tok?=\nSubject: x", nil, 0},
 	} {
 		got, rules, n := scrubString(tc.in, r, tc.mask)
