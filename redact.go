@@ -183,8 +183,9 @@ type secretRule struct {
 	keep      []string       // examples maskString must leave alone
 }
 
-// secretValueEnd is what may follow an assigned value, so that code such as
-// token = getToken() is not taken for an assignment.
+// secretValueEnd is what may follow an assigned value (a backslash: an
+// escape in JSON text), so that code such as token = getToken() is not taken
+// for an assignment.
 const secretValueEnd = "(?:[\\s\"'`,;&<>)\\]}\\\\]|$)"
 
 // secretRules are the masking patterns, applied together: overlapping matches
