@@ -40,7 +40,9 @@
 //	                 reasons (scrubbed and bounded)
 //	scrub.go       * the scrubbing walk over JSON answers, and the JSON scanner
 //	                 it, compact.go and openapi.go share
-//	redact.go      * exact redaction, pattern masking, hidden-character removal
+//	redact.go      * exact redaction and pattern masking, in every reading of a
+//	                 text that shows a secret (textViews)
+//	hidden.go      * hidden-character removal and marking
 //	compact.go       the compact view of answers, projected along their
 //	                 response definitions before the pipeline scrubs them
 //	schema.go        the JSON Schema validator of tool arguments

@@ -2,12 +2,13 @@ package main
 
 // Secret handling for tool results (README, "Results", steps 1-3):
 // exact redaction of known secrets (the token, configured secrets and the
-// request body's secret fields), pattern masking of likely secrets and removal
-// of hidden Unicode text, string by string; scrubber (scrub.go) applies
-// them to JSON. A string with nothing to change is returned as is, not copied.
-// Hidden characters go first (see scrubString), as one inside a secret would
-// hide it from both other layers; their JSON escapes (\u0001) go after
-// masking, where that shows another secret.
+// request body's secret fields) and pattern masking of likely secrets, in
+// every reading of a text that shows one (textViews), string by string;
+// scrubber (scrub.go) applies them to JSON, with the removal of hidden
+// Unicode text (hidden.go). A string with nothing to change is returned as
+// is, not copied. Hidden characters go first (see scrubString), as one inside
+// a secret would hide it from both other layers; their JSON escapes (\u0001)
+// go after masking, where that shows another secret.
 
 import (
 	"cmp"
@@ -19,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -696,185 +696,4 @@ func redactMask(s string, r *redactor, mask bool) (string, []string) {
 		return s, nil
 	}
 	return maskString(s)
-}
-
-// stripEscapedHidden removes from s the literal JSON escapes of
-// invisibleCarriers, \u0001, or \udb40\udc49 for a surrogate pair, each
-// backslash with the run of them before it (JSON nested more than once). It
-// returns the text and how many it removed.
-func stripEscapedHidden(s string) (string, int) {
-	var spans [][2]int
-	at := 0 // the end of the last escape removed
-	for i := 0; ; {
-		k := strings.Index(s[i:], `\u`)
-		if k < 0 {
-			break
-		}
-		start, end := i+k, i+k+6
-		for start > at && s[start-1] == '\\' {
-			start--
-		}
-		r, ok := hex4(s, i+k+2)
-		if ok && utf16.IsSurrogate(r) { // the other half, after its own run of backslashes
-			j := end
-			for j < len(s) && s[j] == '\\' {
-				j++
-			}
-			if r2, ok2 := hex4(s, j+1); j > end && j < len(s) && s[j] == 'u' && ok2 {
-				r, end = utf16.DecodeRune(r, r2), j+5
-			}
-		}
-		if !ok || carrierOf(r) == nil {
-			i += k + 2
-			continue
-		}
-		spans = append(spans, [2]int{start, end})
-		at, i = end, end
-	}
-	if spans == nil {
-		return s, 0
-	}
-	return replaceSpans(s, spans, ""), len(spans)
-}
-
-// invisibleCarrier is a range of code points that display as nothing (or as
-// nothing a reader notices) and so can carry text a reviewer cannot see.
-type invisibleCarrier struct {
-	lo, hi  rune
-	name    string
-	example string // text with one of them, as an attacker or a legitimate text uses it
-}
-
-// invisibleCarriers are the hidden-text characters: Unicode's
-// Default_Ignorable_Code_Point (DerivedCoreProperties.txt), which includes the
-// bidi controls of Trojan Source (CVE-2021-42574), every format character
-// (category Cf: the interlinear annotation and Egyptian format controls
-// among them) and every control character but tab, newline and carriage
-// return (a NUL or DEL inside a secret would split it from masking, and
-// shows as nothing). Sorted, not overlapping. In prose they are removed
-// (stripHidden), in file text shown as markers (markHidden).
-var invisibleCarriers = []invisibleCarrier{
-	{0x0000, 0x0008, "control character", "ghp_R2d2\x00C3po"},
-	{0x000B, 0x000C, "control character", "page\fbreak\v"},
-	{0x000E, 0x001F, "control character", "\x1b[8mhidden"},
-	{0x007F, 0x009F, "control character", "to\x7fken\u0085"},
-	{0x00AD, 0x00AD, "soft hyphen", "pass\u00adword"},
-	{0x034F, 0x034F, "combining grapheme joiner", "ad\u034fmin"},
-	{0x0600, 0x0605, "prepended concatenation mark", "\u06001\u0605"},
-	{0x061C, 0x061C, "bidi control", "\u061c1 + 2"},
-	{0x06DD, 0x06DD, "prepended concatenation mark", "\u06dd12"},
-	{0x070F, 0x070F, "syriac abbreviation mark", "a\u070fb"},
-	{0x0890, 0x0891, "prepended concatenation mark", "\u08901"},
-	{0x08E2, 0x08E2, "prepended concatenation mark", "\u08e21"},
-	{0x115F, 0x1160, "hangul filler", "x\u115f\u1160y"},
-	{0x17B4, 0x17B5, "khmer inherent vowel", "a\u17b4b"},
-	{0x180B, 0x180F, "mongolian variation selector or vowel separator", "a\u180eb"},
-	{0x200B, 0x200D, "zero-width character", "ig\u200bnore"},
-	{0x200E, 0x200F, "bidi control", "a\u200fb"},
-	{0x202A, 0x202E, "bidi control", "access_level != \"user\u202e \u202b// Check if admin\u202c\" {"},
-	{0x2060, 0x2060, "zero-width character", "word\u2060joiner"},
-	{0x2061, 0x2065, "invisible operator", "f\u2061(x)\u2062y\u2063z\u2064w"},
-	{0x2066, 0x2069, "bidi control", "\u2067abc\u2069"},
-	{0x206A, 0x206F, "deprecated format character", "a\u206ab"},
-	{0x3164, 0x3164, "hangul filler", "\u3164"},
-	{0xFE00, 0xFE0F, "variation selector", "I\ufe09G\ufe0eN"},
-	{0xFEFF, 0xFEFF, "zero-width character", "\ufeffhello"},
-	{0xFFA0, 0xFFA0, "hangul filler", "a\uffa0b"},
-	{0xFFF0, 0xFFF8, "unassigned ignorable", "a\ufff0b"},
-	{0xFFF9, 0xFFFB, "interlinear annotation", "\ufff9base\ufffahidden note\ufffb"},
-	{0x110BD, 0x110BD, "kaithi number sign", "\U000110bd1"},
-	{0x110CD, 0x110CD, "kaithi number sign", "\U000110cd1"},
-	{0x13430, 0x1343F, "egyptian hieroglyph format control", "ghp_R2d2\U00013430C3po"},
-	{0x1BCA0, 0x1BCA3, "shorthand format control", "a\U0001bca0b"},
-	{0x1D173, 0x1D17A, "musical format control", "a\U0001d173b"},
-	{0xE0000, 0xE007F, "tag", "hi\U000e0049\U000e0047\U000e004e\U000e007f"},
-	{0xE0080, 0xE00FF, "unassigned ignorable", "a\U000e0080b"},
-	{0xE0100, 0xE01EF, "variation selector", "x\U000e0149\U000e0147"},
-	{0xE01F0, 0xE0FFF, "unassigned ignorable", "a\U000e0ff0b"},
-}
-
-// invisibleSeconds has, for each first byte of the UTF-8 encoding of an
-// invisible carrier, a bit for each second byte (a continuation byte, 0x80 to
-// 0xBF) that one of them has, and every bit for a carrier of one byte: two
-// loads rule out almost every other text. hiddenBMP is the carriers of the
-// Basic Multilingual Plane as a bitmap (binaryViews).
-var invisibleSeconds, hiddenBMP = func() (t [256]uint64, bmp [1 << 16 / 64]uint64) {
-	var b [utf8.UTFMax]byte
-	for _, c := range invisibleCarriers {
-		for r := c.lo; r <= c.hi; r++ {
-			if r < 1<<16 {
-				bmp[r/64] |= 1 << (r % 64)
-			}
-			if utf8.EncodeRune(b[:], r) == 1 {
-				t[b[0]] = ^uint64(0)
-			} else {
-				t[b[0]] |= 1 << (b[1] & 0x3f)
-			}
-		}
-	}
-	return t, bmp
-}()
-
-// stripHidden removes the invisibleCarriers from s. It returns the text and
-// how many it removed.
-func stripHidden(s string) (string, int) { return replaceHidden(s, nil) }
-
-// maxMarked bounds the code points markHidden names in marked; the others are
-// counted together under "other", so that the report stays within the room
-// the envelope keeps for it.
-const maxMarked = 8
-
-// markHidden replaces each of the invisibleCarriers in s with a visible
-// marker such as <U+202E>, and counts each in marked under its code point and
-// carrier name.
-func markHidden(s string, marked map[string]int) string {
-	out, _ := replaceHidden(s, func(r rune) string {
-		marker := fmt.Sprintf("<U+%04X>", r)
-		key := marker[1:len(marker)-1] + " " + carrierOf(r).name
-		if _, named := marked[key]; !named && len(marked) >= maxMarked {
-			key = "other"
-		}
-		marked[key]++
-		return marker
-	})
-	return out
-}
-
-// replaceHidden replaces each of the invisibleCarriers in s with repl of it
-// (nil: nothing) and returns the text and how many it replaced.
-func replaceHidden(s string, repl func(rune) string) (string, int) {
-	var b strings.Builder
-	n, at := 0, 0 // s[:at] is written or replaced
-	for i := 0; i < len(s); i++ {
-		if m := invisibleSeconds[s[i]]; m == 0 || s[i] >= utf8.RuneSelf && (i+1 == len(s) || m&(1<<(s[i+1]&0x3f)) == 0) {
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if carrierOf(r) == nil {
-			continue
-		}
-		if n == 0 {
-			b.Grow(len(s) + 16)
-		}
-		b.WriteString(s[at:i])
-		if repl != nil {
-			b.WriteString(repl(r))
-		}
-		n, i, at = n+1, i+size-1, i+size
-	}
-	if n == 0 {
-		return s, 0
-	}
-	b.WriteString(s[at:])
-	return b.String(), n
-}
-
-// carrierOf returns the row of invisibleCarriers that holds r, or nil, by
-// binary search.
-func carrierOf(r rune) *invisibleCarrier {
-	i, _ := slices.BinarySearchFunc(invisibleCarriers, r, func(c invisibleCarrier, r rune) int { return int(c.hi - r) })
-	if i < len(invisibleCarriers) && invisibleCarriers[i].lo <= r {
-		return &invisibleCarriers[i]
-	}
-	return nil
 }
