@@ -239,14 +239,18 @@ func errorMessage(ex *sent) string {
 // redirectMessage says where Gitea redirected and why it was not followed:
 // a GET read elsewhere would escape the rules checked for the path asked, a
 // write resent elsewhere could become a read and be lost, and the token goes
-// to GITEA_URL's host only.
+// to GITEA_URL's host only. The query is left out: an artifact's download
+// redirects to an address whose sig lets anyone read it for an hour.
 func (x *executor) redirectMessage(ex *sent) string {
 	base, _ := url.Parse(x.cfg.apiBase) // checked at startup
 	where := "another host"
 	if loc, err := base.Parse(ex.header.Get("Location")); err == nil && loc.Scheme == base.Scheme && loc.Host == base.Host {
-		where = loc.RequestURI()
+		where = loc.EscapedPath()
 		if p, ok := strings.CutPrefix(where, base.EscapedPath()+"/"); ok {
 			where = "/" + p
+		}
+		if loc.RawQuery != "" {
+			where += " (its query left out)"
 		}
 	}
 	if ex.method != http.MethodGet {

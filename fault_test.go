@@ -56,6 +56,8 @@ func newFaultGitea(t *testing.T) (f, other *scriptedGitea, written map[string]*a
 		f.answer("POST", "/repos/fault/"+name+"/issues", as...)
 	}
 	f.answer("GET", "/repos/fault/moved", fakeWith(http.StatusMovedPermanently, "", "Location", "/api/v1/repos/fault/new"))
+	// As Gitea redirects an artifact's download: a signature anyone may use for an hour.
+	f.answer("GET", "/repos/fault/signed", fakeWith(http.StatusFound, "", "Location", "/api/v1/repos/fault/signed/actions/artifacts/1/zip/raw?sig=c2lnbmF0dXJl&expires=1"))
 	f.answer("POST", "/repos/fault/moved/issues", fakeWith(http.StatusMovedPermanently, "", "Location", "/api/v1/repos/fault/new/issues"))
 	return f, other, written
 }
@@ -105,6 +107,7 @@ func TestGiteaFaults(t *testing.T) {
 		{"huge-chunked", false, faultResult{"payload_too_large", "answer larger than 8388608 bytes, the bound for its content type (MAX_BINARY_BYTES for binary)", 200, 1}},
 		{"moved", false, faultResult{"redirect", "Gitea redirected to /repos/fault/new; not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant", 301, 1}},
 		{"moved", true, faultResult{"redirect", "Gitea redirected this POST to /repos/fault/new/issues; not followed: a write is never resent to another location", 301, 1}},
+		{"signed", false, faultResult{"redirect", "Gitea redirected to /repos/fault/signed/actions/artifacts/1/zip/raw (its query left out); not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant", 302, 1}},
 		{"elsewhere", false, faultResult{"redirect", "Gitea redirected to another host; not followed: the token is only ever sent to GITEA_URL", 302, 1}},
 	} {
 		name := "GET " + tc.repo
