@@ -125,7 +125,7 @@ var credentialIssuing = map[string]bool{
 // text, redact, mask (or block), bound, and wrap in the envelope.
 func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *redactor, hideURLs bool) *envelope {
 	x.whoami(ctx)
-	_, c := x.active(ctx)
+	p, c := x.active(ctx)
 	env := &envelope{Identity: c.identity(), Request: &requestInfo{Method: ex.method, Path: ex.path, Operation: op.ID},
 		Status: ex.status, UntrustedContent: untrustedNotice}
 	mask := x.cfg.secretMode != modeOff && !(credentialIssuing[op.ID] && ex.status < 300)
@@ -136,7 +136,7 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 	if ex.status >= 300 {
 		msg := errorMessage(ex)
 		if ex.status < 400 {
-			msg = x.redirectMessage(ex)
+			msg = x.redirectMessage(ex, p)
 		}
 		env.Error = &failure{Status: ex.status, Kind: errorKind(ex.status), Message: x.message(sc, msg, maxErrorMessage)}
 	} else {
@@ -240,14 +240,22 @@ func errorMessage(ex *sent) string {
 // a GET read elsewhere would escape the rules checked for the path asked, a
 // write resent elsewhere could become a read and be lost, and the token goes
 // to GITEA_URL's host only. The query is left out: an artifact's download
-// redirects to an address whose sig lets anyone read it for an hour.
-func (x *executor) redirectMessage(ex *sent) string {
+// redirects to an address whose sig lets anyone read it for an hour. A
+// repository outside p's repositories is not named: Gitea redirects an old
+// name to the repository's new one, whoever asks.
+func (x *executor) redirectMessage(ex *sent, p *profile) string {
 	base, _ := url.Parse(x.cfg.apiBase) // checked at startup
 	where := "another host"
 	if loc, err := base.Parse(ex.header.Get("Location")); err == nil && loc.Scheme == base.Scheme && loc.Host == base.Host {
 		where = loc.EscapedPath()
-		if p, ok := strings.CutPrefix(where, base.EscapedPath()+"/"); ok {
-			where = "/" + p
+		if rel, ok := strings.CutPrefix(where, base.EscapedPath()+"/"); ok {
+			where = "/" + rel
+		}
+		if rest, ok := strings.CutPrefix(where, "/repos/"); ok && p != nil {
+			owner, rest, _ := strings.Cut(rest, "/")
+			if name, _, _ := strings.Cut(rest, "/"); !p.allowsRepo(owner, name) {
+				return fmt.Sprintf("Gitea redirected this %s to a repository outside the repositories of %s, which is not named; not followed", ex.method, p.Name)
+			}
 		}
 		if loc.RawQuery != "" {
 			where += " (its query left out)"

@@ -369,3 +369,30 @@ func TestEmptyGiteaMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestRedirectOutside: a redirect to a repository outside the profile's
+// repositories (Gitea redirects a renamed or transferred repository's old
+// name, whoever asks) does not name it; one within them, or under no
+// repositories, does.
+func TestRedirectOutside(t *testing.T) {
+	t.Parallel()
+	x := &executor{cfg: &config{apiBase: "http://gitea.test/api/v1"}}
+	limited := &profile{Name: "alice-only", repoPats: [][2]string{{"alice", "*"}}}
+	for _, tc := range []struct {
+		p              *profile
+		method, target string
+		want           string
+	}{
+		{limited, "GET", "/api/v1/repos/bob/hidden/contents/a.txt", "Gitea redirected this GET to a repository outside the repositories of alice-only, which is not named; not followed"},
+		{limited, "POST", "/api/v1/repos/bob/hidden/issues", "Gitea redirected this POST to a repository outside the repositories of alice-only, which is not named; not followed"},
+		{limited, "GET", "/api/v1/repos/bob", "Gitea redirected this GET to a repository outside the repositories of alice-only, which is not named; not followed"},
+		{limited, "GET", "/api/v1/repos/alice/new?x=1", "Gitea redirected to /repos/alice/new (its query left out); not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant"},
+		{&profile{Name: "any"}, "GET", "/api/v1/repos/bob/hidden", "Gitea redirected to /repos/bob/hidden; not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant"},
+		{nil, "GET", "/api/v1/repos/bob/hidden", "Gitea redirected to /repos/bob/hidden; not followed, so that the rules checked for the path asked cover what is read: call that path if it is the one meant"},
+	} {
+		ex := &sent{method: tc.method, status: http.StatusMovedPermanently, header: http.Header{"Location": {tc.target}}}
+		if got := x.redirectMessage(ex, tc.p); got != tc.want {
+			t.Errorf("%s %s: %q\nwant %q", tc.method, tc.target, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestE2ERedteam7RedirectOutside: Gitea answers a repository's old name
+// (renamed or transferred) with a redirect to its new one, whoever asks:
+// under repositories, a redirect to a repository outside them does not name
+// it. Found by the red team: a profile limited to alice/* read, from the
+// redirect of a repository alice had transferred, the private repository's
+// new owner and name.
+func TestE2ERedteam7RedirectOutside(t *testing.T) {
+	g := needGitea(t)
+	old, _ := scratchRepo(t, g, "moved", true)
+	_, name, _ := strings.Cut(old, "/")
+	secret := "bob/" + strings.Replace(name, "moved", "hidden", 1)
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+old+"/transfer", map[string]string{"new_owner": "bob"}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+secret, nil) })
+	s.call("bob", "PATCH", "/repos/bob/"+name, map[string]string{"name": strings.TrimPrefix(secret, "bob/")}, http.StatusOK, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"alice-reader","repositories":["alice/*"],"allowed_operations":["gitea.read"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=alice-reader", "GITEA_MCP_CONFIG="+config)
+	for _, path := range []string{"/repos/" + old, "/repos/" + old + "/contents/README.md"} {
+		out, isErr := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": path})
+		if msg := str(get(out, "error.message")); !isErr || get(out, "error.kind") != "redirect" || strings.Contains(msg, secret) || strings.Contains(msg, "bob/") {
+			t.Errorf("GET %s: isError %v, %v; want a redirect that does not name %s", path, isErr, get(out, "error"), secret)
+		}
+	}
+	// Within the list, the new place is named.
+	c2 := e2eClient(t, g, "alice")
+	out, _ := c2.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + old})
+	if msg := str(get(out, "error.message")); !strings.Contains(msg, "/repos/"+secret) {
+		t.Errorf("unrestricted GET /repos/%s: %v; want the redirect to name /repos/%s", old, get(out, "error"), secret)
+	}
+}
