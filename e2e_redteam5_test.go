@@ -174,8 +174,8 @@ func TestE2ERedteam5VisibilityForks(t *testing.T) {
 		return c.callTool("gitea_call_operation", map[string]any{"operation": "repoEdit", "arguments": map[string]any{"owner": owner, "repo": name, "body": body}})
 	}
 	out, isErr := edit(map[string]any{"private": false})
-	if reason, _ := get(out, "error.permission_report.reason").(string); !isErr || !strings.Contains(reason, fork) {
-		t.Errorf("making %s public: isError %v, %v; want it refused naming %s", base, isErr, get(out, "error"), fork)
+	if reason, _ := get(out, "error.permission_report.reason").(string); !isErr || !strings.Contains(reason, "a fork of it") {
+		t.Errorf("making %s public: isError %v, %v; want it refused for a fork outside", base, isErr, get(out, "error"))
 	}
 	var got struct{ Private bool }
 	s.call("bob", "GET", "/repos/"+fork, nil, http.StatusOK, &got)

@@ -42,3 +42,32 @@ func TestE2ERedteam7RedirectOutside(t *testing.T) {
 		t.Errorf("unrestricted GET /repos/%s: %v; want the redirect to name /repos/%s", old, get(out, "error"), secret)
 	}
 }
+
+// TestE2ERedteam7VisibilityForkUnnamed: under repositories, a visibility
+// change refused for a fork outside them does not name that fork, which
+// listForks, refused under repositories, would have to. Found by the red
+// team: a profile limited to a private repository read another user's
+// private fork's name from the refusal.
+func TestE2ERedteam7VisibilityForkUnnamed(t *testing.T) {
+	g := needGitea(t)
+	base, _ := scratchRepo(t, g, "visible", true)
+	owner, name, _ := strings.Cut(base, "/")
+	fork := "bob/" + strings.Replace(name, "visible", "hidden", 1)
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+base+"/forks", map[string]string{"name": strings.TrimPrefix(fork, "bob/")}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"base-admin","repositories":["`+base+`"],
+		"allowed_operations":["gitea.read","gitea.repo.admin"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=base-admin", "GITEA_MCP_CONFIG="+config)
+	out, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "repoEdit", "arguments": map[string]any{"owner": owner, "repo": name, "body": map[string]any{"private": false}}})
+	if reason := str(get(out, "error.permission_report.reason")); !isErr || !strings.Contains(reason, "fork") || strings.Contains(reason, fork) || strings.Contains(reason, "bob") {
+		t.Errorf("making %s public: isError %v, %v; want it refused without naming %s", base, isErr, get(out, "error"), fork)
+	}
+	if out, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "listForks", "arguments": map[string]any{"owner": owner, "repo": name}}); !isErr || strings.Contains(str(out), fork) {
+		t.Errorf("listForks of %s: isError %v; want it refused, %s not named", base, isErr, fork)
+	}
+}

@@ -559,8 +559,8 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			switch fork, ok := x.forkOutside(ctx, p, repo, r.ForksCount); {
 			case !ok:
 				return "", fmt.Sprintf("cannot read from Gitea every fork of %q, which takes the visibility it changes (Gitea lists only the forks you may see); refusing", repo)
-			case fork != "":
-				return "", fmt.Sprintf("changing the visibility of %q changes that of its fork %q, outside the repositories of %s", repo, fork, p.Name)
+			case fork != "": // not named: listForks, which would name it, is refused under repositories
+				return "", fmt.Sprintf("changing the visibility of %q changes that of a fork of it (or of its forks) outside the repositories of %s", repo, p.Name)
 			}
 		}
 	}

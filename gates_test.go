@@ -562,10 +562,10 @@ func TestVisibilityForks(t *testing.T) {
 	runLiveCases(t, []liveCase{
 		{"made public with a fork outside", "demo-admin", script(1, list(fork("bob/demo", 0)), list()), "gitea_call_operation", public,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo, getForks},
-				Reason: `changing the visibility of "alice/demo" changes that of its fork "bob/demo", outside the repositories of demo-admin`}},
+				Reason: `changing the visibility of "alice/demo" changes that of a fork of it (or of its forks) outside the repositories of demo-admin`}},
 		{"a fork within with a fork outside", "demo-admin", script(1, list(fork("carol/demo", 1)), list(fork("bob/demo", 0))), "gitea_call_operation", public,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo, getForks, getCarol},
-				Reason: `changing the visibility of "alice/demo" changes that of its fork "bob/demo", outside the repositories of demo-admin`}},
+				Reason: `changing the visibility of "alice/demo" changes that of a fork of it (or of its forks) outside the repositories of demo-admin`}},
 		{"every fork within", "demo-admin", script(1, list(fork("carol/demo", 0)), list()), "gitea_call_operation", public,
 			liveGot{Sent: []string{getRepo, getForks, patched}}},
 		{"fewer forks listed than counted", "demo-admin", script(2, list(fork("carol/demo", 0)), list()), "gitea_call_operation", public,
