@@ -71,3 +71,29 @@ func TestE2ERedteam7VisibilityForkUnnamed(t *testing.T) {
 		t.Errorf("listForks of %s: isError %v; want it refused, %s not named", base, isErr, fork)
 	}
 }
+
+// TestE2ERedteam7ForkConflictUnnamed: Gitea refuses a second fork of a
+// repository into one owner with a message naming the first: under
+// repositories, that fork is not named when it lies outside them. Found by
+// the red team: a profile limited to alice's repository and bob/<its name>
+// read, from the conflict, the name of bob's private fork of it.
+func TestE2ERedteam7ForkConflictUnnamed(t *testing.T) {
+	g := needGitea(t)
+	base, _ := scratchRepo(t, g, "forked", true)
+	owner, name, _ := strings.Cut(base, "/")
+	fork := "bob/" + strings.Replace(name, "forked", "hidden", 1)
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+base+"/forks", map[string]string{"name": strings.TrimPrefix(fork, "bob/")}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"forker","repositories":["`+base+`","bob/`+name+`"],
+		"allowed_operations":["gitea.read","gitea.repo.create"]}]}`), 0o600)
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=forker", "GITEA_MCP_CONFIG="+config)
+	out, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "createFork", "arguments": map[string]any{"owner": owner, "repo": name, "body": map[string]any{"name": name}}})
+	if msg := str(get(out, "error.message")); !isErr || get(out, "error.kind") != "conflict" || strings.Contains(msg, fork) || !strings.Contains(msg, "outside the repositories of forker") {
+		t.Errorf("a second fork of %s: isError %v, %v; want Gitea's conflict without naming %s", base, isErr, get(out, "error"), fork)
+	}
+}

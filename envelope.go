@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -134,7 +135,7 @@ func (x *executor) result(ctx context.Context, op *operation, ex *sent, red *red
 		sc.base = strings.TrimSuffix(x.cfg.url.String(), "/")
 	}
 	if ex.status >= 300 {
-		msg := errorMessage(ex)
+		msg := p.unnamed(errorMessage(ex))
 		if ex.status < 400 {
 			msg = x.redirectMessage(ex, p)
 		}
@@ -234,6 +235,24 @@ func errorMessage(ex *sent) string {
 		msg = fmt.Sprintf("Gitea answered %d %s and gave no message", ex.status, http.StatusText(ex.status))
 	}
 	return msg // cut by message once scrubbed: cut first, a secret across the cut would pass as a prefix
+}
+
+// otherRepo finds, in Gitea's error messages, a repository other than the
+// one asked: the caller's existing fork that a fork's conflict names
+// (services/repository/fork.go ErrForkAlreadyExist).
+var otherRepo = regexp.MustCompile(`(fork path: )([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+)`)
+
+// unnamed returns msg without the repositories outside p's that otherRepo finds.
+func (p *profile) unnamed(msg string) string {
+	if p == nil {
+		return msg
+	}
+	return otherRepo.ReplaceAllStringFunc(msg, func(m string) string {
+		if g := otherRepo.FindStringSubmatch(m); !p.allowsRepo(g[2], g[3]) {
+			return g[1] + "a repository outside the repositories of " + p.Name
+		}
+		return m
+	})
 }
 
 // redirectMessage says where Gitea redirected and why it was not followed:

@@ -396,3 +396,25 @@ func TestRedirectOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestUnnamedOutside: under repositories, a repository outside them that
+// Gitea's error message names (a fork's conflict names the caller's existing
+// fork) is left out; one within them, or under no repositories, is kept.
+func TestUnnamedOutside(t *testing.T) {
+	t.Parallel()
+	const conflict = "repository is already forked by user [uname: bob, repo path: alice/demo, fork path: bob/hidden]"
+	for _, tc := range []struct {
+		p    *profile
+		want string
+	}{
+		{&profile{Name: "demo", repoPats: [][2]string{{"alice", "demo"}, {"bob", "demo"}}},
+			"repository is already forked by user [uname: bob, repo path: alice/demo, fork path: a repository outside the repositories of demo]"},
+		{&profile{Name: "bob", repoPats: [][2]string{{"alice", "demo"}, {"bob", "*"}}}, conflict},
+		{&profile{Name: "any"}, conflict},
+		{nil, conflict},
+	} {
+		if got := tc.p.unnamed(conflict); got != tc.want {
+			t.Errorf("%v: %q\nwant %q", tc.p, got, tc.want)
+		}
+	}
+}
