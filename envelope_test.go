@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -416,5 +418,21 @@ func TestUnnamedOutside(t *testing.T) {
 		if got := tc.p.unnamed(conflict); got != tc.want {
 			t.Errorf("%v: %q\nwant %q", tc.p, got, tc.want)
 		}
+	}
+}
+
+// TestUnnamedInResult: the result of a call Gitea refuses loses the
+// repository outside the list that its message names, as TestUnnamedOutside
+// shows unnamed doing (a fake Gitea answers the fork's conflict).
+func TestUnnamedInResult(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo", "repositories": ["alice/demo", "bob/demo"], "allowed_operations": ["gitea.read", "gitea.repo.create"]}]}`), 0o600)
+	f := newScriptedGitea(t)
+	f.user("bob").on("POST", "/repos/alice/demo/forks", http.StatusConflict, `{"message":"repository is already forked by user [uname: bob, repo path: alice/demo, fork path: bob/hidden]"}`)
+	s := f.server(t, "GITEA_MCP_PROFILE", "demo", "GITEA_MCP_CONFIG", config)
+	out, _ := fakeCall(t, t.Context(), s, "gitea_call_operation", map[string]any{"operation": "createFork", "arguments": map[string]any{"owner": "alice", "repo": "demo", "body": map[string]any{}}})
+	if msg := str0(get(out, "error.message")); !strings.Contains(msg, "fork path: a repository outside the repositories of demo") || strings.Contains(msg, "hidden") {
+		t.Errorf("error message %q; want the fork outside unnamed", msg)
 	}
 }
