@@ -300,6 +300,7 @@ func TestProfileFlagsDerived(t *testing.T) {
 func TestLiveEffectsUnreadable(t *testing.T) {
 	t.Parallel()
 	gitea := newScriptedGitea(t).user("carol").json("/repos/o/r/pulls/1", map[string]any{"user": map[string]any{"login": "bob"}, "head": map[string]any{"ref": "topic", "sha": headSHA, "repo": nil}}).
+		json("/repos/o/r/git/refs/pull/1/head", []any{map[string]any{"ref": "refs/pull/1/head", "object": map[string]any{"sha": headSHA}}}).
 		otherwise(fakeAnswer{status: http.StatusInternalServerError, body: `{"message":"database is locked"}`})
 	for _, tc := range []struct {
 		profile, method, path string

@@ -329,6 +329,8 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			d.Allowed, d.Reason = false, why
 		} else if why := pinDenied(op.ID, args, pr.Head.SHA); why != "" {
 			d.Allowed, d.Reason = false, why
+		} else if why := x.shownHead(ctx, op.ID, params, pr.Head.SHA); why != "" {
+			d.Allowed, d.Reason = false, why
 		}
 	case op.ID == "repoDeletePullReview":
 		// Deleting another's review (a site administrator may) undoes it as

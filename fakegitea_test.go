@@ -135,6 +135,14 @@ func (f *scriptedGitea) json(path string, v ...any) *scriptedGitea {
 		}
 		bodies = append(bodies, string(b))
 	}
+	if path == prPath { // and refs/pull/1/head, where Gitea shows the pull request, at its head (executor.shownHead)
+		var refs []string
+		for _, x := range v {
+			head, _ := get(x, "head.sha").(string)
+			refs = append(refs, fmt.Sprintf(`[{"ref":"refs/pull/1/head","object":{"sha":%q}}]`, head))
+		}
+		f.on(http.MethodGet, pullRef, http.StatusOK, refs...)
+	}
 	return f.on(http.MethodGet, path, http.StatusOK, bodies...)
 }
 

@@ -27,6 +27,7 @@ const (
 	headSHA   = "1111111111111111111111111111111111111111"
 	otherSHA  = "2222222222222222222222222222222222222222"
 	baseSHA   = "3333333333333333333333333333333333333333"
+	pullRef   = repoPath + "/git/refs/pull/1/head" // the fake answers it with the scripted head (TestShownHead)
 )
 
 // fakePR is a pull request as Gitea answers it; mergeable nil is unknown.
@@ -44,7 +45,7 @@ type liveGot struct {
 	Perm    string   // permission_report.required_permission
 	Reason  string   // permission_report.reason
 	Blocked []string // gates that did not pass
-	Sent    []string // "METHOD /path" of every request to Gitea but GET /user
+	Sent    []string // "METHOD /path" of every request to Gitea but GET /user and GET pullRef
 	NoWho   bool     // no GET /user was sent (who the token is)
 }
 
@@ -85,7 +86,7 @@ func runLiveCases(t *testing.T, cases []liveCase, kv ...string) {
 			for _, r := range f.requests() {
 				if r.Method+" "+r.Path == "GET /user" {
 					got.NoWho = false
-				} else {
+				} else if r.Method+" "+r.Path != "GET "+pullRef {
 					got.Sent = append(got.Sent, r.Method+" "+r.Path)
 				}
 			}
@@ -1440,4 +1441,39 @@ func TestMergeHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShownHead: an approval or a merge is refused unless Gitea shows the
+// pull request (refs/pull/N/head, where it reads its commits, files and
+// diff) at the head it names: reopened after a push while closed, Gitea
+// shows the old commits (TestE2ERedteam8ReopenedStaleFiles).
+func TestShownHead(t *testing.T) {
+	t.Parallel()
+	approve := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "APPROVED", "commit_id": headSHA}
+	merge := map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+		"body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": false}}}
+	shown := func(answer fakeAnswer) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).answer("GET", pullRef, answer).
+				on("POST", prPath+"/reviews", 200, `{"id":7}`).on("POST", prPath+"/merge", 200)
+		}
+	}
+	at := func(ref, sha string) fakeAnswer {
+		return fakeAnswer{status: 200, body: fmt.Sprintf(`[{"ref":%q,"object":{"sha":%q}}]`, ref, sha)}
+	}
+	stale := "Gitea shows the pull request's commits, files and diff at " + otherSHA + " (refs/pull/1/head), not at its head " + headSHA +
+		" (pushed while it was closed, or a push Gitea has not yet taken in): what was reviewed is not what would be approved or merged; " +
+		"review again once Gitea shows the head (a new push to the head branch updates it); nothing was sent"
+	unread := "cannot read refs/pull/1/head from Gitea, where it shows the pull request's commits, files and diff; refusing"
+	denied := func(perm, reason string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: []string{"GET " + prPath}}
+	}
+	runLiveCases(t, []liveCase{
+		{"approve, shown at the head", "gitea-reviewer", shown(at("refs/pull/1/head", headSHA)), "gitea_review_pr", approve,
+			liveGot{Sent: []string{"GET " + prPath, "POST " + prPath + "/reviews"}}},
+		{"approve, shown at an older commit", "gitea-reviewer", shown(at("refs/pull/1/head", otherSHA)), "gitea_review_pr", approve, denied(permApprove, stale)},
+		{"merge, shown at an older commit", "gitea-merger", shown(at("refs/pull/1/head", otherSHA)), "gitea_call_operation", merge, denied(permMerge, stale)},
+		{"merge, the ref unreadable", "gitea-merger", shown(fakeAnswer{status: 500, body: `{"message":"boom"}`}), "gitea_call_operation", merge, denied(permMerge, unread)},
+		{"merge, only another ref listed", "gitea-merger", shown(at("refs/pull/1/headless", headSHA)), "gitea_call_operation", merge, denied(permMerge, unread)},
+	})
 }

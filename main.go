@@ -26,7 +26,8 @@
 //	                 and the reads the policy's live checks make through it
 //	                 (route, get, live, rawText, listCommits, allCommits,
 //	                 openPullsOn, forkOutside; pushedMessages, the commits a write
-//	                 pushes, and templateTexts, a merge template expanded)
+//	                 pushes, templateTexts, a merge template expanded, and
+//	                 shownHead, the commit Gitea shows a pull request at)
 //	policy.go      * the per-call policy decision (decide): route and body
 //	                 rules, effects, the repositories a call reaches, the
 //	                 head pin of approvals and merges (pinDenied)
