@@ -1424,11 +1424,20 @@ func TestMergeHints(t *testing.T) {
 		{"mergeable false", "alice", headSHA, false, "check again with gitea_check_pr_eligibility shortly", role},
 		{"head moved", "alice", otherSHA, true, "the head moved since head_sha", role},
 		{"own pull request", "bob", headSHA, true, role, "check again"},
+		{"shown at an older commit", "alice", headSHA, true, "", role}, // the policy gate's detail says why
+		{"a profile without merge", "alice", headSHA, true, "merging needs a merger profile (gitea-merger) whose identity did not author the pull request; this server runs as gitea-reviewer", "check again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newScriptedGitea(t).user("bob").json(prPath, fakePR(tc.author, "open", tc.head, tc.mergeable))
-			s := f.server(t, "GITEA_MCP_PROFILE", "gitea-merger")
+			if tc.name == "shown at an older commit" {
+				f.answer("GET", pullRef, fakeAnswer{status: 200, body: fmt.Sprintf(`[{"ref":"refs/pull/1/head","object":{"sha":%q}}]`, otherSHA)})
+			}
+			profile := "gitea-merger"
+			if tc.name == "a profile without merge" {
+				profile = "gitea-reviewer"
+			}
+			s := f.server(t, "GITEA_MCP_PROFILE", profile)
 			check := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "action": "merge"}
 			for tool, args := range map[string]map[string]any{"gitea_merge_pr": args, "gitea_check_pr_eligibility": check} {
 				if tool == "gitea_check_pr_eligibility" && tc.head != headSHA {

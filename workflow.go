@@ -223,17 +223,17 @@ var gateHints = map[string]string{
 func hint(s *server, action string, gates []gate) string {
 	var hints []string
 	role := false
+	prof, _ := s.exec.active(context.Background())
 	for _, g := range gates {
 		if g.Passed {
 			continue
 		}
 		if h, ok := gateHints[g.Gate]; ok {
 			hints = append(hints, h)
-		} else {
-			role = true
+		} else if perm, ok := strings.CutPrefix(g.Gate, "policy allows "); !ok || !prof.mayUse(perm) {
+			role = true // else the policy refused for the pull request's state, its detail says why
 		}
 	}
-	prof, _ := s.exec.active(context.Background())
 	name := profileName(prof)
 	if name == "" {
 		name = "no profile"
