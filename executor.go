@@ -448,26 +448,28 @@ type livePR struct {
 // It returns the permission and reason of a refusal, or "", "".
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	body, _ := args["body"].(map[string]any)
-	for _, field := range []string{"clone_addr", "lfs_endpoint"} {
-		src, _ := body[field].(string)
-		if op.ID != "repoMigrate" || p.repoPats == nil || field == "lfs_endpoint" && src == "" { // Gitea then derives it from clone_addr
-			continue
-		}
-		u, err := url.Parse(src)
-		if err != nil || u.Host == "" {
-			return "", fmt.Sprintf("repoMigrate: %s %q is not a URL with a host, so %s cannot tell which repository it reads", field, src, p.Name)
-		}
-		// Gitea serves a repository, and its wiki, at .../owner/name[.wiki][.git]
-		// under any prefix, its LFS objects below /info/lfs, and this Gitea may
-		// answer at addresses the server does not know: a name it has
-		// (anything but a 404) is as good as self.
-		segs := strings.Split(strings.Trim(trimFold(strings.TrimRight(u.Path, "/"), "/info/lfs"), "/"), "/")
-		owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
-		if len(segs) > 1 {
-			owner = segs[len(segs)-2]
-		}
-		if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || owner != "" && x.get(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, nil) != http.StatusNotFound) {
-			return "", fmt.Sprintf("repoMigrate reads %q, which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of %s", owner+"/"+name, p.Name)
+	if op.ID == "repoMigrate" && p.repoPats != nil {
+		for _, field := range []string{"clone_addr", "lfs_endpoint"} {
+			src, _ := body[field].(string)
+			if field == "lfs_endpoint" && src == "" { // Gitea then derives it from clone_addr
+				continue
+			}
+			u, err := url.Parse(src)
+			if err != nil || u.Host == "" {
+				return "", fmt.Sprintf("repoMigrate: %s %q is not a URL with a host, so %s cannot tell which repository it reads", field, src, p.Name)
+			}
+			// Gitea serves a repository, and its wiki, at .../owner/name[.wiki][.git]
+			// under any prefix, its LFS objects below /info/lfs, and this Gitea may
+			// answer at addresses the server does not know: a name it has
+			// (anything but a 404) is as good as self.
+			segs := strings.Split(strings.Trim(trimFold(strings.TrimRight(u.Path, "/"), "/info/lfs"), "/"), "/")
+			owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
+			if len(segs) > 1 {
+				owner = segs[len(segs)-2]
+			}
+			if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || owner != "" && x.get(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, nil) != http.StatusNotFound) {
+				return "", fmt.Sprintf("repoMigrate reads %q, which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of %s", owner+"/"+name, p.Name)
+			}
 		}
 	}
 	repo := params["owner"] + "/" + params["repo"]
@@ -552,7 +554,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			}
 		}
 	}
-	if body, _ := args["body"].(map[string]any); op.ID == "repoEdit" && p.repoPats != nil && body["private"] != nil {
+	if op.ID == "repoEdit" && p.repoPats != nil && body["private"] != nil {
 		// Gitea gives the repository's forks, and theirs, a visibility it changes.
 		if !readRepo() {
 			return "", fmt.Sprintf("cannot read from Gitea whether %q is private, whose forks take a visibility it changes; refusing", repo)
@@ -577,7 +579,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			}
 		}
 	}
-	if body, _ := args["body"].(map[string]any); p.repoPats != nil && (op.ID == "issueEditIssue" || op.ID == "repoEditPullRequest") && body["title"] != nil && body["body"] == nil {
+	if p.repoPats != nil && (op.ID == "issueEditIssue" || op.ID == "repoEditPullRequest") && body["title"] != nil && body["body"] == nil {
 		// A new title makes Gitea read the stored description's references again, as the caller's.
 		var issue struct {
 			Body string `json:"body"`
@@ -597,7 +599,6 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	}
 	writesHead := op.ID == "repoUpdatePullRequest"
 	if op.ID == "repoMergePullRequest" {
-		body, _ := args["body"].(map[string]any)
 		del, set := body["delete_branch_after_merge"]
 		if !set || del == nil {
 			if !readRepo() || r.Default == nil {
@@ -633,13 +634,12 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 				return "", fmt.Sprintf("cannot read from Gitea which branch of %q syncs %q; refusing", r.Parent.FullName, b)
 			}
 			upstream = b + "..." + r.Parent.FullName + ":" + from
-		} else if body, _ := args["body"].(map[string]any); op.ID == "repoMergePullRequest" || op.ID == "repoCreateBranch" && body["old_ref_name"] != nil ||
+		} else if op.ID == "repoMergePullRequest" || op.ID == "repoCreateBranch" && body["old_ref_name"] != nil ||
 			slices.Contains(contentsOps, op.ID) && body["force_push"] == true {
 			readRepo()
 			def = r.DefaultBranch
 		}
 		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream, def)
-		body, _ := args["body"].(map[string]any)
 		if name, _, writes := signedOff(body); slices.Contains(contentsOps, op.ID) && writes && name == "" {
 			// Gitea signs the message off with the committer's name: the
 			// caller's full name where the body names no one (a name
@@ -655,7 +655,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			return "", fmt.Sprintf("the commits %s puts on a branch reference %q, outside the repositories of %s: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword", op.ID, ref, p.Name)
 		}
 	}
-	if body, _ := args["body"].(map[string]any); slices.Contains(contentsOps, op.ID) && !p.grants("gitea.issue.close") {
+	if slices.Contains(contentsOps, op.ID) && !p.grants("gitea.issue.close") {
 		// Where the body names no one, the Signed-off-by line names the
 		// caller, by the full name Gitea holds for them.
 		if name, _, writes := signedOff(body); writes && name == "" {
