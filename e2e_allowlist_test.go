@@ -20,6 +20,19 @@ func refusedNaming(t *testing.T, what string, out map[string]any, isErr bool, re
 	}
 }
 
+// forkAs forks repository repo (owner/name) as login under name, deleted when
+// the test ends, and returns the fork's owner/name.
+func forkAs(t *testing.T, g *giteaInstance, login, repo, name string) string {
+	t.Helper()
+	s := &giteaSetup{g: g}
+	s.call(login, "POST", "/repos/"+repo+"/forks", map[string]string{"name": name}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api(login, "DELETE", "/repos/"+login+"/"+name, nil) })
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return login + "/" + name
+}
+
 // allowlistConfig writes a profile file of one profile limited to repo.
 func allowlistConfig(t *testing.T, name, repo string, ops ...string) string {
 	config := filepath.Join(t.TempDir(), "profiles.json")

@@ -59,10 +59,8 @@ func TestE2EDeleteForkBranch(t *testing.T) {
 	g := needGitea(t)
 	up, _ := scratchRepo(t, g, "forkbranch", false)
 	_, upName, _ := strings.Cut(up, "/")
-	fork := "bob/" + upName + "-fork"
+	fork := forkAs(t, g, "bob", up, upName+"-fork")
 	s := &giteaSetup{g: g}
-	s.call("bob", "POST", "/repos/"+up+"/forks", map[string]string{"name": upName + "-fork"}, http.StatusAccepted, nil)
-	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
 	for _, branch := range []string{"heads-one", "heads-none", "renames-none"} {
 		s.call("bob", "POST", "/repos/"+fork+"/contents", map[string]any{"branch": "main", "new_branch": branch, "message": "from the fork",
 			"files": []map[string]string{{"operation": "create", "path": branch + ".txt", "content": base64.StdEncoding.EncodeToString([]byte("fork\n"))}}}, http.StatusCreated, nil)
@@ -72,10 +70,7 @@ func TestE2EDeleteForkBranch(t *testing.T) {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	config := filepath.Join(t.TempDir(), "profiles.json")
-	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"fork-only","repositories":["`+fork+`"],
-		"allowed_operations":["gitea.read","gitea.branch.delete"]}]}`), 0o600)
-	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=fork-only", "GITEA_MCP_CONFIG="+config)
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=fork-only", "GITEA_MCP_CONFIG="+allowlistConfig(t, "fork-only", fork, "gitea.branch.delete"))
 	c.initialize("2025-11-25")
 	del := func(branch string) (map[string]any, bool) {
 		return c.callTool("gitea_api_request", map[string]any{"method": "DELETE", "path": "/repos/" + fork + "/branches/" + branch})

@@ -158,17 +158,9 @@ func TestE2ERedteam5VisibilityForks(t *testing.T) {
 	g := needGitea(t)
 	base, _ := scratchRepo(t, g, "visible", true)
 	_, name, _ := strings.Cut(base, "/")
-	fork := "bob/" + name + "-fork"
+	fork := forkAs(t, g, "bob", base, name+"-fork")
 	s := &giteaSetup{g: g}
-	s.call("bob", "POST", "/repos/"+base+"/forks", map[string]string{"name": name + "-fork"}, http.StatusAccepted, nil)
-	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	config := filepath.Join(t.TempDir(), "profiles.json")
-	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"base-admin","repositories":["`+base+`"],
-		"allowed_operations":["gitea.read","gitea.repo.admin"]}]}`), 0o600)
-	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=base-admin", "GITEA_MCP_CONFIG="+config)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=base-admin", "GITEA_MCP_CONFIG="+allowlistConfig(t, "base-admin", base, "gitea.repo.admin"))
 	owner, _, _ := strings.Cut(base, "/")
 	edit := func(body map[string]any) (map[string]any, bool) {
 		return c.callTool("gitea_call_operation", map[string]any{"operation": "repoEdit", "arguments": map[string]any{"owner": owner, "repo": name, "body": body}})

@@ -52,17 +52,8 @@ func TestE2ERedteam7VisibilityForkUnnamed(t *testing.T) {
 	g := needGitea(t)
 	base, _ := scratchRepo(t, g, "visible", true)
 	owner, name, _ := strings.Cut(base, "/")
-	fork := "bob/" + strings.Replace(name, "visible", "hidden", 1)
-	s := &giteaSetup{g: g}
-	s.call("bob", "POST", "/repos/"+base+"/forks", map[string]string{"name": strings.TrimPrefix(fork, "bob/")}, http.StatusAccepted, nil)
-	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	config := filepath.Join(t.TempDir(), "profiles.json")
-	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"base-admin","repositories":["`+base+`"],
-		"allowed_operations":["gitea.read","gitea.repo.admin"]}]}`), 0o600)
-	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=base-admin", "GITEA_MCP_CONFIG="+config)
+	fork := forkAs(t, g, "bob", base, strings.Replace(name, "visible", "hidden", 1))
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=base-admin", "GITEA_MCP_CONFIG="+allowlistConfig(t, "base-admin", base, "gitea.repo.admin"))
 	out, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "repoEdit", "arguments": map[string]any{"owner": owner, "repo": name, "body": map[string]any{"private": false}}})
 	if reason := str(get(out, "error.permission_report.reason")); !isErr || !strings.Contains(reason, "fork") || strings.Contains(reason, fork) || strings.Contains(reason, "bob") {
 		t.Errorf("making %s public: isError %v, %v; want it refused without naming %s", base, isErr, get(out, "error"), fork)
@@ -81,13 +72,7 @@ func TestE2ERedteam7ForkConflictUnnamed(t *testing.T) {
 	g := needGitea(t)
 	base, _ := scratchRepo(t, g, "forked", true)
 	owner, name, _ := strings.Cut(base, "/")
-	fork := "bob/" + strings.Replace(name, "forked", "hidden", 1)
-	s := &giteaSetup{g: g}
-	s.call("bob", "POST", "/repos/"+base+"/forks", map[string]string{"name": strings.TrimPrefix(fork, "bob/")}, http.StatusAccepted, nil)
-	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
+	fork := forkAs(t, g, "bob", base, strings.Replace(name, "forked", "hidden", 1))
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"forker","repositories":["`+base+`","bob/`+name+`"],
 		"allowed_operations":["gitea.read","gitea.repo.create"]}]}`), 0o600)
