@@ -479,10 +479,15 @@ func modernBody(v, method, members string) string {
 		`","` + metaCapabilities + `":{},"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}}}}`
 }
 
-// awaitSignals waits up to ten seconds for n signals on c.
+// patience bounds how long a test waits for a signal or a state: it stops
+// a hang, under any load (a mutation run, the end-to-end suite alongside),
+// and is never a timed assertion.
+const patience = time.Minute
+
+// awaitSignals waits up to patience for n signals on c.
 func awaitSignals(tb testing.TB, c <-chan struct{}, n int, what string) {
 	tb.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(patience)
 	for i := range n {
 		select {
 		case <-c:
@@ -492,9 +497,9 @@ func awaitSignals(tb testing.TB, c <-chan struct{}, n int, what string) {
 	}
 }
 
-// waitFor polls cond for up to ten seconds, for a state no signal reports.
+// waitFor polls cond for up to patience, for a state no signal reports.
 func waitFor(cond func() bool) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if cond() {
 			return true
 		}

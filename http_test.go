@@ -231,8 +231,8 @@ func nextEvent(tb testing.TB, events <-chan string) (string, bool) {
 	select {
 	case e, ok := <-events:
 		return e, ok
-	case <-time.After(10 * time.Second):
-		tb.Fatal("no event and no end of stream in 10s")
+	case <-time.After(patience):
+		tb.Fatal("no event and no end of stream in time")
 	}
 	return "", false
 }
@@ -595,7 +595,7 @@ func TestHTTPClientDisconnect(t *testing.T) {
 	}
 	select {
 	case <-cancelled:
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the Gitea request was not cancelled")
 	}
 }
@@ -623,7 +623,7 @@ func TestHTTPServe(t *testing.T) {
 		if err != nil {
 			t.Errorf("serve: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("serve did not return after cancel")
 	}
 	for _, open := nextEvent(t, events); open; _, open = nextEvent(t, events) {

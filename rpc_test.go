@@ -128,7 +128,7 @@ func TestConcurrentAndCancelled(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
 	select {
 	case <-cancelled:
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the Gitea request was not cancelled")
 	}
 	c.call("ping", nil)

@@ -100,7 +100,7 @@ func TestStdioBusyAndCancelAll(t *testing.T) {
 	for i := range maxInFlight {
 		call(fmt.Sprint("call-", i))
 	}
-	for n, deadline := 0, time.After(10*time.Second); n < maxInFlight; {
+	for n, deadline := 0, time.After(patience); n < maxInFlight; {
 		select {
 		case line := <-c.lines: // refused: the slot of an earlier message was not free yet
 			var r rpcReply
