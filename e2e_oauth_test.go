@@ -211,7 +211,7 @@ func TestE2EOAuthRefreshReplay(t *testing.T) {
 		t.Errorf("the rotated refresh token: %d %s %s", status, next.Error, next.Description)
 	}
 	p.stop()
-	if !strings.Contains(p.log.String(), "likely fix: a refresh token was used twice") {
+	if !strings.Contains(p.log.String(), "likely fix: Gitea holds one grant per user") {
 		t.Errorf("the server's log does not explain the refused replay:\n%s", p.log.String())
 	}
 }

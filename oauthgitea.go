@@ -152,7 +152,7 @@ var oauthFixes = []struct {
 	{"pkce", "the sign-in reached Gitea from another start; start it again from the MCP client", []string{"unauthorized_client: failed PKCE code challenge"}},
 	{"expired", "the sign-in took too long; start it again from the MCP client", []string{"invalid_grant: authorization code expired"}},
 	{"not authorized", "Gitea's code was used already or is unknown; start the sign-in again from the MCP client", []string{"unauthorized_client: client is not authorized"}},
-	{"already used", "a refresh token was used twice (Gitea's INVALIDATE_REFRESH_TOKENS): by a client that retried, or by someone holding a copy of it; the user signs in again",
+	{"already used", "Gitea holds one grant per user for the server's application, and with INVALIDATE_REFRESH_TOKENS each sign-in or refresh ends the refresh tokens handed out before: most likely another MCP client of the same user signed in or refreshed since, else this client retried or someone used a copy of its refresh token; the user signs in again",
 		[]string{"unauthorized_client: token was already used"}},
 }
 
