@@ -346,6 +346,17 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 				d.Reason = fmt.Sprintf("the review is %q's, not yours: deleting it undoes it as dismissing does; %s", review.User.Login, d.Reason)
 			}
 		}
+	case x.cfg.oauth != nil && (op.ID == "userUpdateOAuth2Application" || op.ID == "userDeleteOAuth2Application"):
+		// Gitea sends every user who granted the server's application to its
+		// redirect URIs without asking, and an edit answers with a new secret.
+		var app struct {
+			ClientID string `json:"client_id"`
+		}
+		if !x.live(ctx, "userGetOAuth2Application", params, &app) || app.ClientID == "" {
+			d.Allowed, d.Reason = false, "cannot read from Gitea whether the application is the server's own OAuth2 application; refusing"
+		} else if app.ClientID == x.cfg.oauth.clientID {
+			d.Allowed, d.Reason = false, "this is the server's own OAuth2 application (GITEA_OAUTH_CLIENT_ID), through which every user signs in: changing or deleting it is the operator's, in Gitea"
+		}
 	case op.ID == "issueEditIssue" || op.ID == "issueDelete" || d.RequiredPermission == "gitea.issue.edit" && strings.Contains(op.Route, "/issues/{index}"):
 		// An issue number may be a pull request's: editing one through the
 		// issue API (its fields, deadline, lock, pin, ...) needs what editing
