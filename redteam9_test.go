@@ -34,6 +34,7 @@ func TestOAuthOwnApp(t *testing.T) {
 	}{
 		{"the server's application edited", true, oauthTestAppID, edit, got{own, []string{"GET " + app}}},
 		{"the server's application deleted", true, oauthTestAppID, del, got{own, []string{"GET " + app}}},
+		{"the server's application deleted by raw request", true, oauthTestAppID, map[string]any{"method": "DELETE", "path": "/user/applications/oauth2/4"}, got{own, []string{"GET " + app}}},
 		{"another application deleted", true, "other", del, got{"", []string{"GET " + app, "DELETE " + app}}},
 		{"an application unread", true, "", del, got{unread, []string{"GET " + app}}},
 		{"outside OAuth mode", false, oauthTestAppID, del, got{"", []string{"DELETE " + app}}},
@@ -50,7 +51,11 @@ func TestOAuthOwnApp(t *testing.T) {
 				kv = append(kv, "GITEA_OAUTH_CLIENT_ID", oauthTestAppID, "GITEA_OAUTH_CLIENT_SECRET", oauthTestSecret, "MCP_OAUTH_KEY", oauthTestKey)
 				ctx = context.WithValue(ctx, callerKey{}, &caller{token: fakeToken, mode: "oauth"})
 			}
-			out, _ := fakeCall(t, ctx, f.server(t, kv...), "gitea_call_operation", tt.args)
+			tool := "gitea_call_operation"
+			if tt.args["path"] != nil {
+				tool = "gitea_api_request"
+			}
+			out, _ := fakeCall(t, ctx, f.server(t, kv...), tool, tt.args)
 			g := got{Reason: str0(get(out, "error.permission_report.reason"))}
 			for _, r := range f.requests() {
 				if r.Method+" "+r.Path != "GET /user" {
