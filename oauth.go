@@ -442,6 +442,10 @@ func (o *oauthServer) authorize(w http.ResponseWriter, r *http.Request) {
 			HttpOnly: true, Secure: strings.HasPrefix(o.public, "https:"), SameSite: http.SameSiteLaxMode})
 		req := o.seal("state", &sealed{RedirectURI: ru, Challenge: challenge, State: state, Browser: oauthHash(browser),
 			Verifier: rand.Text() + rand.Text(), Aud: o.resource(), Client: oauthHash(id)}, oauthStateTTL)
+		if len(req) > oauthMaxSealed { // it would not open again: say why now
+			fail("invalid_request", "state: too long")
+			return
+		}
 		oauthHTML(w, http.StatusOK, oauthPageData{Request: req, Name: client.Name, Gitea: o.browsers, RedirectURI: ru})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,5 +67,26 @@ func TestOAuthOwnApp(t *testing.T) {
 				t.Errorf("mismatch (-want +got):\n%s\nresult: %v", diff, out)
 			}
 		})
+	}
+}
+
+// TestOAuthLongState: found by the red team. A client's state travels in
+// the sealed sign-in request, which is refused above oauthMaxSealed; a state
+// of 7000 bytes got a consent page whose Continue could only fail, as
+// "expired or started in another browser". The authorization request is
+// now refused at once, saying why; a state that fits still works.
+func TestOAuthLongState(t *testing.T) {
+	t.Parallel()
+	gitea := newScriptedGitea(t)
+	gitea.oauthProvider("alice")
+	ts, _ := newOAuthTest(t, gitea.URL)
+	c := newOAuthClient(t, ts.URL)
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{{7000, "This sign-in request is invalid: state: too long."}, {2000, `name="request"`}} {
+		if _, page := c.get(t, c.authorizeURL("state", strings.Repeat("a", tt.n))); !strings.Contains(page, tt.want) {
+			t.Errorf("a state of %d bytes: want %q in the page:\n%.400s", tt.n, tt.want, page)
+		}
 	}
 }
