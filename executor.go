@@ -277,9 +277,9 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // live state (who authored the pull request being approved or merged, and
 // whether the call pins its head, pinDenied; whether an issue edited, closed
 // or deleted through the issue API is a pull request; whose a review being
-// deleted is; under repositories, the organization of a team whose
-// repository a /teams route names, since Gitea finds it there), then
-// liveEffects.
+// deleted is; whether a label being deleted is the path's (foundIn); under
+// repositories, the organization of a team whose repository a /teams route
+// names, since Gitea finds it there), then liveEffects.
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	var me account
@@ -313,6 +313,11 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		}
 	}
 	if !d.Allowed || d.RequiredPermission == permRead {
+		return d
+	}
+	if read, ok := foundIn[op.ID]; ok && !x.live(ctx, read, params, nil) {
+		d.Allowed, d.Reason = false, fmt.Sprintf("Gitea does not show label %s as one of %q (%s): it deletes a label by its id alone, also where "+
+			"another repository's or organization's id is that of the path's; nothing was sent", params["id"], cmp.Or(params["org"], params["owner"]+"/"+params["repo"]), read)
 		return d
 	}
 	var pr livePR
@@ -411,6 +416,13 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	}
 	return d
 }
+
+// foundIn maps a deletion to the read that finds its object, named by id, in
+// the path's repository or organization: Gitea's DeleteLabel
+// (models/issues/label.go) takes the label by its id alone and deletes it
+// where its organization's id is the path's repository's, or its
+// repository's the path's organization's.
+var foundIn = map[string]string{"issueDeleteLabel": "issueGetLabel", "orgDeleteLabel": "orgGetLabel"}
 
 // issuePRReason is the reason of a refusal to write through the issue API to
 // number index, which Gitea says is a pull request's: why the pull request's

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sameIDs creates an organization owned by orgOwner and a repository owned
+// by repoOwner whose ids are equal, creating (and deleting) others until
+// they meet, and returns their names, deleted after the test.
+func sameIDs(t *testing.T, g *giteaInstance, orgOwner, repoOwner string) (org, repo string) {
+	t.Helper()
+	s := &giteaSetup{g: g}
+	var orgID, repoID int64
+	newOrg := func() {
+		org = "rt10org-" + strings.ToLower(rand.Text()[:8])
+		var o struct{ ID int64 }
+		s.call(orgOwner, "POST", "/orgs", map[string]string{"username": org}, http.StatusCreated, &o)
+		orgID = o.ID
+	}
+	newRepo := func() {
+		repo = repoOwner + "/rt10repo-" + strings.ToLower(rand.Text()[:8])
+		var r struct{ ID int64 }
+		s.call(repoOwner, "POST", "/user/repos", map[string]any{"name": strings.TrimPrefix(repo, repoOwner+"/"), "auto_init": true, "private": true}, http.StatusCreated, &r)
+		repoID = r.ID
+	}
+	newOrg()
+	newRepo()
+	for i := 0; s.err == nil && orgID != repoID && i < 2000; i++ {
+		if repoID < orgID {
+			g.api(repoOwner, "DELETE", "/repos/"+repo, nil)
+			newRepo()
+		} else {
+			g.api(orgOwner, "DELETE", "/orgs/"+org, nil)
+			newOrg()
+		}
+	}
+	o, r := org, repo
+	t.Cleanup(func() { g.api(repoOwner, "DELETE", "/repos/"+r, nil); g.api(orgOwner, "DELETE", "/orgs/"+o, nil) })
+	if s.err == nil && orgID != repoID {
+		s.err = fmt.Errorf("organization id %d and repository id %d did not meet", orgID, repoID)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return org, repo
+}
+
+// TestE2ERedteam10LabelOfAnother: Gitea deletes a label by its id alone when
+// the path's repository's id is the label's organization's, or the path's
+// organization's id the label's repository's (models/issues/label.go
+// DeleteLabel compares either with the one id it is given): a label is
+// deleted only when Gitea finds it in the path's repository or organization.
+// Found by the red team: bob, limited to his own repository, deleted carol's
+// organization's label (from every issue of the organization) through his
+// repository's labels; and bob, with gitea.org.admin of his own organization,
+// deleted a label of carol's private repository, which he cannot even read.
+func TestE2ERedteam10LabelOfAnother(t *testing.T) {
+	g := needGitea(t)
+	s := &giteaSetup{g: g}
+
+	org, repo := sameIDs(t, g, "carol", "bob")
+	var label struct{ ID int64 }
+	s.call("carol", "POST", "/orgs/"+org+"/labels", map[string]string{"name": "org-wide", "color": "#ff0000"}, http.StatusCreated, &label)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=labeller", "GITEA_MCP_CONFIG="+allowlistConfig(t, "labeller", repo, "gitea.issue.manage"))
+	out, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "issueDeleteLabel", "arguments": map[string]any{"owner": owner, "repo": name, "id": label.ID}})
+	if status, _, _, _ := g.api("carol", "GET", fmt.Sprintf("/orgs/%s/labels/%d", org, label.ID), nil); !isErr || status != http.StatusOK ||
+		!strings.Contains(str(get(out, "error.permission_report.reason")), "does not show label") {
+		t.Errorf("deleting %s's label %d through %s: isError %v, %v; the label now answers %d; want it refused and kept", org, label.ID, repo, isErr, get(out, "error"), status)
+	}
+
+	org2, private := sameIDs(t, g, "bob", "carol")
+	var repoLabel struct{ ID int64 }
+	s.call("carol", "POST", "/repos/"+private+"/labels", map[string]string{"name": "private", "color": "#00ff00"}, http.StatusCreated, &repoLabel)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"org-admin","allowed_operations":["gitea.read","gitea.org.admin"]}]}`), 0o600)
+	c2 := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=org-admin", "GITEA_MCP_CONFIG="+config)
+	out, isErr = c2.callTool("gitea_call_operation", map[string]any{"operation": "orgDeleteLabel", "arguments": map[string]any{"org": org2, "id": repoLabel.ID}})
+	if status, _, _, _ := g.api("carol", "GET", fmt.Sprintf("/repos/%s/labels/%d", private, repoLabel.ID), nil); !isErr || status != http.StatusOK ||
+		!strings.Contains(str(get(out, "error.permission_report.reason")), "does not show label") {
+		t.Errorf("deleting %s's label %d through %s: isError %v, %v; the label now answers %d; want it refused and kept", private, repoLabel.ID, org2, isErr, get(out, "error"), status)
+	}
+	// A label of the path's own repository or organization is deleted.
+	for _, del := range []struct{ op, owner, path string }{{"issueDeleteLabel", "bob", "/repos/" + repo + "/labels"}, {"orgDeleteLabel", "bob", "/orgs/" + org2 + "/labels"}} {
+		var own struct{ ID int64 }
+		s.call(del.owner, "POST", del.path, map[string]string{"name": "own", "color": "#0000ff"}, http.StatusCreated, &own)
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		args := map[string]any{"owner": owner, "repo": name, "org": org2, "id": own.ID}
+		if del.op == "orgDeleteLabel" {
+			delete(args, "owner")
+			delete(args, "repo")
+		} else {
+			delete(args, "org")
+		}
+		client := map[string]*client{"issueDeleteLabel": c, "orgDeleteLabel": c2}[del.op]
+		if out, isErr := client.callTool("gitea_call_operation", map[string]any{"operation": del.op, "arguments": args}); isErr {
+			t.Errorf("%s of its own label %d: %v; want it deleted", del.op, own.ID, get(out, "error"))
+		}
+	}
+}
