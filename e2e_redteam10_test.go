@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"net/http"
 	"os"
@@ -110,5 +113,66 @@ func TestE2ERedteam10LabelOfAnother(t *testing.T) {
 		if out, isErr := client.callTool("gitea_call_operation", map[string]any{"operation": del.op, "arguments": args}); isErr {
 			t.Errorf("%s of its own label %d: %v; want it deleted", del.op, own.ID, get(out, "error"))
 		}
+	}
+}
+
+// sshKey returns a new ed25519 public key in OpenSSH's authorized_keys form.
+func sshKey(t *testing.T) string {
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	for _, part := range [][]byte{[]byte("ssh-ed25519"), pub} {
+		b = append(binary.BigEndian.AppendUint32(b, uint32(len(part))), part...)
+	}
+	return "ssh-ed25519 " + base64.StdEncoding.EncodeToString(b)
+}
+
+// TestE2ERedteam10OthersKey: DELETE /user/keys/{id}, the caller's own key
+// (gitea.user.settings), deletes whatever public key the id names where the
+// caller is a site administrator, and the key behind a deploy key the caller
+// added to any repository (services/asymkey/ssh_key.go DeletePublicKey):
+// deleting a key that is not the caller's own needs gitea.admin.user. Found
+// by the red team: alice, a site administrator under a profile granting
+// gitea.user.settings alone, deleted bob's SSH key, and broke the deploy key
+// she had added to her repository (deploy key deletion needs gitea.repo.admin).
+func TestE2ERedteam10OthersKey(t *testing.T) {
+	g := needGitea(t)
+	s := &giteaSetup{g: g}
+	var key struct{ ID int64 }
+	s.call("bob", "POST", "/user/keys", map[string]string{"title": "rt10-" + strings.ToLower(rand.Text()[:8]), "key": sshKey(t)}, http.StatusCreated, &key)
+	t.Cleanup(func() { g.api("bob", "DELETE", fmt.Sprintf("/user/keys/%d", key.ID), nil) })
+	repo, _ := scratchRepo(t, g, "deployed", true)
+	var deploy struct {
+		ID    int64
+		KeyID int64 `json:"key_id"`
+	}
+	s.call("alice", "POST", "/repos/"+repo+"/keys", map[string]any{"title": "deploy", "key": sshKey(t), "read_only": false}, http.StatusCreated, &deploy)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"account","allowed_operations":["gitea.read","gitea.user.settings"]}]}`), 0o600)
+	for _, tc := range []struct {
+		what, path string
+		id         int64
+	}{{"bob's SSH key", fmt.Sprintf("/user/keys/%d", key.ID), key.ID}, {"the deploy key of " + repo, fmt.Sprintf("/repos/%s/keys/%d", repo, deploy.ID), deploy.KeyID}} {
+		c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=account", "GITEA_MCP_CONFIG="+config)
+		out, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "userCurrentDeleteKey", "arguments": map[string]any{"id": tc.id}})
+		status, _, _, _ := g.api("alice", "GET", tc.path, nil)
+		if !isErr || get(out, "error.permission_report.required_permission") != "gitea.admin.user" || status != http.StatusOK {
+			t.Errorf("alice deleting %s (key %d): isError %v, %v; GET %s now answers %d; want it refused (gitea.admin.user) and kept", tc.what, tc.id, isErr, get(out, "error"), tc.path, status)
+		}
+	}
+	// Her own key is hers to delete.
+	var own struct{ ID int64 }
+	s.call("alice", "POST", "/user/keys", map[string]string{"title": "rt10-own", "key": sshKey(t)}, http.StatusCreated, &own)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=account", "GITEA_MCP_CONFIG="+config)
+	if out, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "userCurrentDeleteKey", "arguments": map[string]any{"id": own.ID}}); isErr {
+		t.Errorf("alice deleting her own key %d: %v; want it deleted", own.ID, get(out, "error"))
 	}
 }

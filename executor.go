@@ -276,10 +276,11 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // mutation, the runtime isolation check, and the checks that need Gitea's
 // live state (who authored the pull request being approved or merged, and
 // whether the call pins its head, pinDenied; whether an issue edited, closed
-// or deleted through the issue API is a pull request; whose a review being
-// deleted is; whether a label being deleted is the path's (foundIn); under
-// repositories, the organization of a team whose repository a /teams route
-// names, since Gitea finds it there), then liveEffects.
+// or deleted through the issue API is a pull request; whose a review or
+// public key being deleted is (ownerReads); whether a label being deleted
+// is the path's (foundIn); under repositories, the organization of a team
+// whose repository a /teams route names, since Gitea finds it there), then
+// liveEffects.
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	var me account
@@ -337,18 +338,17 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		} else if why := x.shownHead(ctx, op.ID, params, pr.Head.SHA); why != "" {
 			d.Allowed, d.Reason = false, why
 		}
-	case op.ID == "repoDeletePullReview":
-		// Deleting another's review (a site administrator may) undoes it as
-		// dismissing it does.
-		var review struct {
+	case ownerReads[op.ID].read != "":
+		o := ownerReads[op.ID]
+		var obj struct {
 			User account `json:"user"`
 		}
-		if !x.live(ctx, "repoGetPullReview", params, &review) {
-			d.Allowed, d.Reason = false, "cannot read the review from Gitea to tell whose it is; refusing to delete it"
-		} else if !sameAccount(me, review.User) {
-			d.RequiredPermission = "gitea.repo.admin"
+		if !x.live(ctx, o.read, params, &obj) {
+			d.Allowed, d.Reason = false, "cannot read the "+o.what+" from Gitea to tell whose it is; refusing to delete it"
+		} else if !sameAccount(me, obj.User) {
+			d.RequiredPermission = o.perm
 			if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); !d.Allowed {
-				d.Reason = fmt.Sprintf("the review is %q's, not yours: deleting it undoes it as dismissing does; %s", review.User.Login, d.Reason)
+				d.Reason = fmt.Sprintf("the %s is %q's, not yours: %s; %s", o.what, obj.User.Login, o.why, d.Reason)
 			}
 		}
 	case x.cfg.oauth != nil && (op.ID == "userUpdateOAuth2Application" || op.ID == "userDeleteOAuth2Application"):
@@ -415,6 +415,16 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 		}
 	}
 	return d
+}
+
+// ownerReads maps a deletion that reaches another's object where the caller
+// is a site administrator to the read that tells whose it is, and what
+// deleting another's needs, and why: a review (undone as dismissing does), or
+// a public key (DELETE /user/keys/{id} takes any, and the key behind a deploy
+// key the caller added, which names no user).
+var ownerReads = map[string]struct{ read, what, perm, why string }{
+	"repoDeletePullReview": {"repoGetPullReview", "review", "gitea.repo.admin", "deleting it undoes it as dismissing does"},
+	"userCurrentDeleteKey": {"userCurrentGetKey", "key", "gitea.admin.user", "deleting another user's key (or a deploy key's) is user administration"},
 }
 
 // foundIn maps a deletion to the read that finds its object, named by id, in

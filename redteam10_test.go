@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestFoundIn: a label is deleted only when Gitea finds it in the path's
 // repository or organization, which Gitea's deletion does not ask
@@ -25,4 +29,32 @@ func TestFoundIn(t *testing.T) {
 		{"a label the organization does not have", "gitea-owner", deleteIn(orgLabel, 404), "gitea_call_operation", orgArgs, notFound("acme", "orgGetLabel", orgLabel)},
 		{"the read failing", "gitea-owner", deleteIn(orgLabel, 500), "gitea_call_operation", orgArgs, notFound("acme", "orgGetLabel", orgLabel)},
 	})
+}
+
+// TestOwnerReads: deleting a public key that is not the caller's own
+// (another user's, which a site administrator may delete, or a deploy key's)
+// needs gitea.admin.user (TestE2ERedteam10OthersKey).
+func TestOwnerReads(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"account","allowed_operations":["gitea.read","gitea.user.settings"]}]}`), 0o600)
+	const keyPath = "/user/keys/3"
+	key := func(status int, body string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) { f.user("alice").on("GET", keyPath, status, body).on("DELETE", keyPath, 204) }
+	}
+	args := map[string]any{"operation": "userCurrentDeleteKey", "arguments": map[string]any{"id": 3}}
+	denied := func(reason string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.admin.user", Reason: reason, Sent: []string{"GET " + keyPath}}
+	}
+	others := func(login string) string {
+		return `the key is "` + login + `"'s, not yours: deleting another user's key (or a deploy key's) is user administration; ` +
+			"gitea.admin.user is not in the allowed operations of account; use a profile that allows it, such as gitea-owner"
+	}
+	runLiveCases(t, []liveCase{
+		{"her own key", "account", key(200, `{"id":3,"key_type":"user","user":{"login":"alice"}}`), "gitea_call_operation", args, liveGot{Sent: []string{"GET " + keyPath, "DELETE " + keyPath}}},
+		{"another user's key", "account", key(200, `{"id":3,"key_type":"user","user":{"login":"bob"}}`), "gitea_call_operation", args, denied(others("bob"))},
+		{"a deploy key's", "account", key(200, `{"id":3,"key_type":"deploy"}`), "gitea_call_operation", args, denied(others(""))},
+		{"the key unreadable", "account", key(404, `{"message":"not found"}`), "gitea_call_operation", args,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.user.settings", Reason: "cannot read the key from Gitea to tell whose it is; refusing to delete it", Sent: []string{"GET " + keyPath}}},
+	}, "GITEA_MCP_CONFIG", config)
 }
