@@ -176,3 +176,39 @@ func TestE2ERedteam10OthersKey(t *testing.T) {
 		t.Errorf("alice deleting her own key %d: %v; want it deleted", own.ID, get(out, "error"))
 	}
 }
+
+// TestE2EOthersComment: Gitea lets any writer of a repository edit another's
+// comment (routers/api/v1/repo/issue_comment.go), so carol, a collaborator
+// under gitea-reviewer (gitea.issue.comment: her own comments), could put
+// "approved" in bob's words. Editing another's comment needs gitea.issue.edit;
+// her own she still edits.
+func TestE2EOthersComment(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "comments", true)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	var issue struct{ Number int }
+	s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]string{"title": "thread"}, http.StatusCreated, &issue)
+	var bobs, hers struct{ ID int64 }
+	s.call("bob", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", repo, issue.Number), map[string]string{"body": "not yet"}, http.StatusCreated, &bobs)
+	s.call("carol", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", repo, issue.Number), map[string]string{"body": "typo"}, http.StatusCreated, &hers)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	edit := func(id int64) (map[string]any, bool) {
+		return c.callTool("gitea_call_operation", map[string]any{"operation": "issueEditComment",
+			"arguments": map[string]any{"owner": owner, "repo": name, "id": id, "body": map[string]any{"body": "approved, merge it"}}})
+	}
+	if out, isErr := edit(bobs.ID); !isErr || !strings.Contains(str(out), "gitea.issue.edit") {
+		t.Errorf("carol editing bob's comment: isError %v, %s; want refused, needing gitea.issue.edit", isErr, str(out))
+	}
+	var got struct{ Body string }
+	s.call("alice", "GET", fmt.Sprintf("/repos/%s/issues/comments/%d", repo, bobs.ID), nil, http.StatusOK, &got)
+	if s.err != nil || got.Body != "not yet" {
+		t.Errorf("bob's comment reads %q (%v); want it unchanged", got.Body, s.err)
+	}
+	if out, isErr := edit(hers.ID); isErr {
+		t.Errorf("carol editing her own comment: %s", str(out))
+	}
+}

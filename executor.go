@@ -276,11 +276,11 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // mutation, the runtime isolation check, and the checks that need Gitea's
 // live state (who authored the pull request being approved or merged, and
 // whether the call pins its head, pinDenied; whether an issue edited, closed
-// or deleted through the issue API is a pull request; whose a review or
-// public key being deleted is (ownerReads); whether a label being deleted
-// is the path's (foundIn); under repositories, the organization of a team
-// whose repository a /teams route names, since Gitea finds it there), then
-// liveEffects.
+// or deleted through the issue API is a pull request; whose a review, public
+// key or comment being deleted or edited is (ownerReads); whether a label
+// being deleted is the path's (foundIn); under repositories, the organization
+// of a team whose repository a /teams route names, since Gitea finds it
+// there), then liveEffects.
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	var me account
@@ -344,7 +344,7 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			User account `json:"user"`
 		}
 		if !x.live(ctx, o.read, params, &obj) {
-			d.Allowed, d.Reason = false, "cannot read the "+o.what+" from Gitea to tell whose it is; refusing to delete it"
+			d.Allowed, d.Reason = false, "cannot read the "+o.what+" from Gitea to tell whose it is; refusing"
 		} else if !sameAccount(me, obj.User) {
 			d.RequiredPermission = o.perm
 			if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); !d.Allowed {
@@ -417,15 +417,23 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 	return d
 }
 
-// ownerReads maps a deletion that reaches another's object where the caller
-// is a site administrator to the read that tells whose it is, and what
-// deleting another's needs, and why: a review (undone as dismissing does), or
-// a public key (DELETE /user/keys/{id} takes any, and the key behind a deploy
-// key the caller added, which names no user).
-var ownerReads = map[string]struct{ read, what, perm, why string }{
+// ownerReads maps a write that reaches another's object to the read that
+// tells whose it is, and what writing another's needs, and why: a review
+// deleted by a site administrator (undone as dismissing does), a public key
+// (DELETE /user/keys/{id} takes any for one, and the key behind a deploy key
+// the caller added, which names no user), a comment edited or deleted.
+var ownerReads = map[string]ownerRead{
 	"repoDeletePullReview": {"repoGetPullReview", "review", "gitea.repo.admin", "deleting it undoes it as dismissing does"},
 	"userCurrentDeleteKey": {"userCurrentGetKey", "key", "gitea.admin.user", "deleting another user's key (or a deploy key's) is user administration"},
+	"issueEditComment":     comments, "issueDeleteComment": comments, "issueEditCommentDeprecated": comments, "issueDeleteCommentDeprecated": comments,
+	"issueCreateIssueCommentAttachment": comments, "issueEditIssueCommentAttachment": comments, "issueDeleteIssueCommentAttachment": comments,
 }
+
+type ownerRead struct{ read, what, perm, why string }
+
+// comments: any writer of the repository edits or deletes another's comment
+// (a review's included), and a repository administrator what it attaches.
+var comments = ownerRead{"issueGetComment", "comment", "gitea.issue.edit", "changing another's words, or what they attached, in their name is moderating the thread"}
 
 // foundIn maps a deletion to the read that finds its object, named by id, in
 // the path's repository or organization: Gitea's DeleteLabel

@@ -232,7 +232,7 @@ func TestLiveChecks(t *testing.T) {
 		{"delete another's review as an owner", "gitea-owner", review("carol"), "gitea_call_operation", deleteReview,
 			liveGot{Sent: []string{"GET " + prPath + "/reviews/7", "DELETE " + prPath + "/reviews/7"}}},
 		{"delete a review unreadable", "gitea-reviewer", pr("alice"), "gitea_call_operation", deleteReview,
-			denied("gitea.pr.review", "cannot read the review from Gitea to tell whose it is; refusing to delete it", "GET "+prPath+"/reviews/7")},
+			denied("gitea.pr.review", "cannot read the review from Gitea to tell whose it is; refusing", "GET "+prPath+"/reviews/7")},
 		{"a comment review names no commit", "gitea-reviewer", pr("alice"), "gitea_review_pr",
 			map[string]any{"owner": "alice", "repo": "demo", "index": 1, "event": "COMMENT", "body": "nit"},
 			liveGot{Sent: []string{"POST " + prPath + "/reviews"}}},

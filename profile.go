@@ -36,7 +36,7 @@ var canonicalOps = []canonicalOp{
 	{"gitea.read", "every GET request: repositories, issues, pull requests, files, identity"},
 	{"gitea.query", "read-only requests sent as POST: render markdown or markup, bulk file contents"},
 	{"gitea.issue.create", "open an issue"},
-	{"gitea.issue.comment", "comment on an issue or pull request thread; edit or delete comments and their attachments; reactions"},
+	{"gitea.issue.comment", "comment on an issue or pull request thread; edit or delete one's own comments and their attachments (another's needs gitea.issue.edit too); reactions"},
 	{"gitea.issue.label", "add, replace, remove or clear the labels of an issue or pull request"},
 	{"gitea.issue.close", "close an issue (issueEditIssue with state \"closed\"; another field besides needs gitea.issue.edit too)"},
 	{"gitea.issue.edit", "edit an issue (title, body, assignees, milestone, reopen), its deadline, attachments, dependencies, blocks, lock, pin, subscriptions, tracked time"},

@@ -55,6 +55,40 @@ func TestOwnerReads(t *testing.T) {
 		{"another user's key", "account", key(200, `{"id":3,"key_type":"user","user":{"login":"bob"}}`), "gitea_call_operation", args, denied(others("bob"))},
 		{"a deploy key's", "account", key(200, `{"id":3,"key_type":"deploy"}`), "gitea_call_operation", args, denied(others(""))},
 		{"the key unreadable", "account", key(404, `{"message":"not found"}`), "gitea_call_operation", args,
-			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.user.settings", Reason: "cannot read the key from Gitea to tell whose it is; refusing to delete it", Sent: []string{"GET " + keyPath}}},
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.user.settings", Reason: "cannot read the key from Gitea to tell whose it is; refusing", Sent: []string{"GET " + keyPath}}},
 	}, "GITEA_MCP_CONFIG", config)
+}
+
+// TestOwnerReadsComments: any writer of a repository edits or deletes
+// another's comment through Gitea's API, a review's included; through the
+// server that needs gitea.issue.edit, which the reviewer and the author do
+// not have, besides gitea.issue.comment for one's own.
+func TestOwnerReadsComments(t *testing.T) {
+	t.Parallel()
+	const comment = "/repos/alice/demo/issues/comments/9"
+	script := func(poster string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("alice").on("GET", comment, 200, `{"id":9,"body":"lgtm","user":{"login":"`+poster+`"}}`).
+				on("PATCH", comment, 200, `{"id":9}`).on("DELETE", comment, 204).
+				on("DELETE", "/repos/alice/demo/issues/3/comments/9", 204).on("DELETE", comment+"/assets/4", 204)
+		}
+	}
+	call := func(op string, args map[string]any) map[string]any {
+		return map[string]any{"operation": op, "arguments": args}
+	}
+	edit := call("issueEditComment", map[string]any{"owner": "alice", "repo": "demo", "id": 9, "body": map[string]any{"body": "approved, ship it"}})
+	others := `the comment is "bob"'s, not yours: changing another's words, or what they attached, in their name is moderating the thread; ` +
+		"gitea.issue.edit is not in the allowed operations of gitea-reviewer; use a profile that allows it, such as gitea-issue-manager"
+	denied := liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.edit", Reason: others, Sent: []string{"GET " + comment}}
+	runLiveCases(t, []liveCase{
+		{"her own comment", "gitea-reviewer", script("alice"), "gitea_call_operation", edit, liveGot{Sent: []string{"GET " + comment, "PATCH " + comment}}},
+		{"another's comment", "gitea-reviewer", script("bob"), "gitea_call_operation", edit, denied},
+		{"another's comment, moderated", "gitea-issue-manager", script("bob"), "gitea_call_operation", edit, liveGot{Sent: []string{"GET " + comment, "PATCH " + comment}}},
+		{"another's comment deleted by its issue", "gitea-reviewer", script("bob"), "gitea_call_operation",
+			call("issueDeleteCommentDeprecated", map[string]any{"owner": "alice", "repo": "demo", "index": 3, "id": 9}), denied},
+		{"another's attachment deleted", "gitea-reviewer", script("bob"), "gitea_call_operation",
+			call("issueDeleteIssueCommentAttachment", map[string]any{"owner": "alice", "repo": "demo", "id": 9, "attachment_id": 4}), denied},
+		{"the comment unreadable", "gitea-reviewer", func(f *scriptedGitea) { f.user("alice").on("GET", comment, 404, `{"message":"not found"}`) }, "gitea_call_operation", edit,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.comment", Reason: "cannot read the comment from Gitea to tell whose it is; refusing", Sent: []string{"GET " + comment}}},
+	})
 }
