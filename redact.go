@@ -240,6 +240,23 @@ var secretRules = []secretRule{{
 	mask: []string{"https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"},
 	keep: []string{"post to https://hooks.slack.com/ via an incoming webhook"},
 }, {
+	// The address of a chat webhook of Gitea's hook types holds its
+	// credential (a repository's hooks list it in config.url): a Discord
+	// webhook's token, a Telegram bot token, a Feishu (Lark), WeChat Work or
+	// Teams hook key.
+	name: "chat_webhook",
+	lits: []string{"discord.com/api/", "discordapp.com/api/", "api.telegram.org/bot", "open-apis/bot/v2/hook/", "qyapi.weixin.qq.com/", "webhook.office.com/"},
+	re: regexp.MustCompile(`discord(?:app)?\.com/api/(?:v[0-9]+/)?webhooks/[0-9]+/([A-Za-z0-9_-]{20,})|api\.telegram\.org/bot([0-9]+:[A-Za-z0-9_-]{30,})|` +
+		`open-apis/bot/v2/hook/([A-Za-z0-9-]{16,})|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=([A-Za-z0-9-]{16,})|webhook\.office\.com/webhookb2/([A-Za-z0-9@/_-]{20,})`),
+	mask: []string{
+		"https://discord.com/api/webhooks/1234567890123456789/Xq3vN8pL2mR7tY1wK9eH4sD6fG0jZ5cB-AuIoPxVnMlKjHgFdSa_QwErTyUiOp1234567",
+		"https://api.telegram.org/bot7012345678:AAHd9sKq3LmN8pR2tV5wX7yZ1bC4eF6gH0j/sendMessage?chat_id=-100123",
+		"https://open.feishu.cn/open-apis/bot/v2/hook/5f0c7a2e-8b1d-4c3f-9e6a-2d7b1c0e9f84",
+		"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7b2c-4bc4-97a0-0ec2d1fa5aaa",
+		"https://contoso.webhook.office.com/webhookb2/7b3c1d2e-0f4a-4b5c-8d6e-1f2a3b4c5d6e@9c8b7a6f-5e4d-4c3b-2a1f-0e9d8c7b6a5f/IncomingWebhook/4f1e2d3c4b5a69788796a5b4c3d2e1f0/6e5d4c3b",
+	},
+	keep: []string{"see https://discord.com/api/webhooks for the docs", "https://api.telegram.org/bot<token>/getMe", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=KEY"},
+}, {
 	name: "stripe",
 	lits: []string{"sk_live_", "rk_live_", "sk_test_", "rk_test_"},
 	re:   regexp.MustCompile(`\b[rs]k_(?:live|test)_([A-Za-z0-9]{10,})`),

@@ -86,6 +86,14 @@ var secretCorpus = []corpusKey{
 		body := "T" + g.s(upperNum, 10) + "/B" + g.s(upperNum, 10) + "/" + g.s(alnum, 24)
 		return "https://hooks.slack.com/services/" + body, body
 	}},
+	{"chat webhook addresses", "chat_webhook", "notify %s on push", func(g *keyGen) (string, string) {
+		body := g.s(base64ID, 68)
+		return "https://discord.com/api/webhooks/" + g.s(digits, 19) + "/" + body, body
+	}},
+	{"chat webhook addresses", "chat_webhook", "the bot posts to %s", func(g *keyGen) (string, string) {
+		body := g.s(digits, 10) + ":" + g.s(base64ID, 35)
+		return "https://api.telegram.org/bot" + body + "/sendMessage?chat_id=-100123", body
+	}},
 	{"Stripe", "stripe", "charge with %s then", prefixed("sk_live_", alnum, 24)},
 	{"Stripe", "stripe", "restricted %s for reports", prefixed("rk_live_", alnum, 24)},
 	{"Google", "google_api_key", "maps use %s in the page", prefixed("AIza", base64ID, 35)},

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// chatHooks are webhook targets of Gitea's chat hook types whose address is
+// the credential (anyone holding it posts to the channel), with that
+// credential.
+var chatHooks = []struct{ typ, url, secret string }{
+	{"discord", "https://discord.com/api/webhooks/1234567890123456789/", "Xq3vN8pL2mR7tY1wK9eH4sD6fG0jZ5cB-AuIoPxVnMlKjHgFdSa_QwErTyUiOp1234567"},
+	{"telegram", "https://api.telegram.org/bot", "7012345678:AAHd9sKq3LmN8pR2tV5wX7yZ1bC4eF6gH0j"},
+	{"feishu", "https://open.feishu.cn/open-apis/bot/v2/hook/", "5f0c7a2e-8b1d-4c3f-9e6a-2d7b1c0e9f84"},
+	{"wechatwork", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=", "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"},
+	{"msteams", "https://contoso.webhook.office.com/webhookb2/", "7b3c1d2e-0f4a-4b5c-8d6e-1f2a3b4c5d6e@9c8b7a6f-5e4d-4c3b-2a1f-0e9d8c7b6a5f/IncomingWebhook/4f1e2d3c4b5a69788796a5b4c3d2e1f0/6e5d4c3b-2a1f-4e0d-9c8b-7a6f5e4d3c2b"},
+}
+
+// TestE2ERedteam11ChatHookURL: found by the red team. A repository's
+// webhooks list their target address in config.url; for Gitea's chat hook
+// types the address holds the credential that posts to the channel (a
+// Discord webhook's token, a Telegram bot token, a Feishu, WeChat Work or
+// Teams hook key). The Slack hook's address and every hook's
+// authorization_header were masked; these reached the model whole through
+// repoListHooks and repoGetHook.
+func TestE2ERedteam11ChatHookURL(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt11hooks", false)
+	s := &giteaSetup{g: g}
+	var ids []int
+	for _, h := range chatHooks {
+		var hook struct{ ID int }
+		s.call("alice", "POST", "/repos/"+repo+"/hooks", map[string]any{"type": h.typ, "active": false, "events": []string{"push"},
+			"config": map[string]string{"url": h.url + h.secret + map[bool]string{true: "/sendMessage?chat_id=-100123"}[h.typ == "telegram"], "content_type": "json"}}, http.StatusCreated, &hook)
+		ids = append(ids, hook.ID)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	owner, name, _ := strings.Cut(repo, "/")
+	for _, full := range []bool{false, true} {
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoListHooks", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
+		text := fmt.Sprint(get(res, "data"))
+		for _, h := range chatHooks {
+			if !strings.Contains(text, h.url) {
+				t.Errorf("full=%v: the list has no %s hook: %.300s", full, h.typ, text)
+			}
+			if strings.Contains(text, h.secret[len(h.secret)-12:]) {
+				t.Errorf("full=%v: the %s hook's credential reached the model", full, h.typ)
+			}
+		}
+	}
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetHook", "arguments": map[string]any{"owner": owner, "repo": name, "id": ids[0]}})
+	if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "discord") || strings.Contains(text, chatHooks[0].secret[len(chatHooks[0].secret)-12:]) {
+		t.Errorf("repoGetHook: %.800s", text)
+	}
+}
