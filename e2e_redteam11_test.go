@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,5 +57,44 @@ func TestE2ERedteam11ChatHookURL(t *testing.T) {
 	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetHook", "arguments": map[string]any{"owner": owner, "repo": name, "id": ids[0]}})
 	if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "discord") || strings.Contains(text, chatHooks[0].secret[len(chatHooks[0].secret)-12:]) {
 		t.Errorf("repoGetHook: %.800s", text)
+	}
+}
+
+// TestE2ERedteam11NamedMembers: found by the red team. Gitea answers some
+// stored text as JSON whose member names come from that text: an Actions
+// variable is {"name": "DEPLOY_TOKEN", "data": "…"}, and an issue form's
+// attributes are the YAML file's own keys. An assignment masked in a file
+// (DEPLOY_TOKEN=…, api_key: …) reached the model as such a name and value,
+// which no pattern read together: a Gitea token through
+// getRepoVariablesList, a key through repoGetIssueTemplates.
+func TestE2ERedteam11NamedMembers(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt11named", false)
+	s := &giteaSetup{g: g}
+	const hexToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	const apiKey = "Zx9Qw8Er7Ty6Ui5Op4As"
+	form := "name: Deploy\nabout: Ask for a deploy\nbody:\n  - type: input\n    id: target\n    attributes:\n      label: Target\n      api_key: " + apiKey + "\n"
+	files := []map[string]string{{"operation": "create", "path": ".gitea/ISSUE_TEMPLATE/deploy.yaml", "content": base64.StdEncoding.EncodeToString([]byte(form))}}
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "issue form", "files": files}, http.StatusCreated, nil)
+	s.call("alice", "POST", "/repos/"+repo+"/actions/variables/DEPLOY_TOKEN", map[string]any{"value": hexToken}, http.StatusCreated, nil)
+	s.call("alice", "POST", "/repos/"+repo+"/actions/variables/REGION", map[string]any{"value": "eu-central-1"}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	owner, name, _ := strings.Cut(repo, "/")
+	for _, full := range []bool{false, true} {
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "getRepoVariablesList", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
+		if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "DEPLOY_TOKEN") || !strings.Contains(text, "eu-central-1") || strings.Contains(text, hexToken[:12]) {
+			t.Errorf("full=%v: the variables: %.600s", full, text)
+		}
+		res, _ = c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetIssueTemplates", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
+		if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "api_key") || strings.Contains(text, apiKey[:10]) {
+			t.Errorf("full=%v: the issue templates: %.600s", full, text)
+		}
+	}
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": ".gitea/ISSUE_TEMPLATE/deploy.yaml"}})
+	if text := str(get(res, "data.content")); !strings.Contains(text, "api_key: [MASKED]") {
+		t.Errorf("control: the form's file: %q", text)
 	}
 }

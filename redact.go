@@ -706,6 +706,24 @@ func mailHeaders(s string) string {
 	})
 }
 
+// secretNameEnds are the words that end a name saying its value is a
+// secret, as generic_secret reads a key.
+var secretNameEnds = []string{"api_key", "apikey", "api-key", "token", "secret", "password", "passwd"}
+
+// namedSecret reports whether s, a JSON member's value whose name Gitea took
+// from stored text (an issue form's attributes, an Actions variable's name),
+// is a secret: the name ends with one of secretNameEnds (api_key,
+// DEPLOY_TOKEN; not token_last_eight) and generic_secret masks name: "s".
+func namedSecret(name, s string) bool {
+	if !slices.ContainsFunc(secretNameEnds, func(w string) bool {
+		return len(name) >= len(w) && strings.EqualFold(name[len(name)-len(w):], w)
+	}) {
+		return false
+	}
+	_, rules := maskString(name + ": " + string(appendString(nil, s)))
+	return slices.Contains(rules, "generic_secret")
+}
+
 // redactMask applies r.redact and, if mask is set, maskString to s.
 func redactMask(s string, r *redactor, mask bool) (string, []string) {
 	s = r.redact(s)

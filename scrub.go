@@ -397,7 +397,7 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 				key, _ = stripHidden(s)
 				keyOut = len(out)
 			case asValue && sc.mask && s != "":
-				if rule := secretMember(key, obj); rule != "" {
+				if rule := secretMember(key, s, obj); rule != "" {
 					sc.note(rule)
 					out = append(out, `"`+maskedMarker+`"`...)
 					continue
@@ -551,11 +551,13 @@ func matchFileField(key string, obj []byte) *fileField {
 	return nil
 }
 
-// secretMember returns the rule that masks a string member named key whole,
-// or "": a secret field (a webhook's authorization_header), or the sha1 of an
-// access token object (one that also has token_last_eight or scopes; a
-// package file's sha1 is left alone). obj starts at the enclosing object.
-func secretMember(key string, obj []byte) string {
+// secretMember returns the rule that masks a string member named key, of
+// value s, whole, or "": a secret field (a webhook's authorization_header),
+// the sha1 of an access token object (one that also has token_last_eight or
+// scopes; a package file's sha1 is left alone), or a value its name says is
+// a secret (namedSecret; an Actions variable's data by its name). obj starts
+// at the enclosing object.
+func secretMember(key, s string, obj []byte) string {
 	if key == "sha1" {
 		end, _ := skipValue(obj, 0)
 		if bytes.Contains(obj[:end], []byte(`"token_last_eight":`)) || bytes.Contains(obj[:end], []byte(`"scopes":`)) {
@@ -564,6 +566,13 @@ func secretMember(key string, obj []byte) string {
 	}
 	if secretFields[strings.ToLower(key)] {
 		return "secret_field"
+	}
+	if key == "data" { // an Actions variable: {"name": "DEPLOY_TOKEN", "data": "…"}
+		m, _ := members(obj)
+		key, _ = decodeString(m["name"])
+	}
+	if namedSecret(key, s) {
+		return "generic_secret"
 	}
 	return ""
 }

@@ -1,0 +1,31 @@
+package main
+
+import "testing"
+
+// TestNamedSecret: a JSON member whose name Gitea took from stored text is
+// masked where the name says its value is a secret (an issue form's
+// api_key, an Actions variable's data by its name), as generic_secret
+// masks name: "value"; Gitea's own token_last_eight and short values are left
+// alone.
+func TestNamedSecret(t *testing.T) {
+	t.Parallel()
+	in := `[{"name":"DEPLOY_TOKEN","data":"0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"},{"name":"REGION","data":"eu-central-1"},` +
+		`{"name":"db_password","data":"short"},` +
+		`{"attributes":{"label":"Target","api_key":"Zx9Qw8Er7Ty6Ui5Op4As"}},{"id":1,"name":"ci","sha1":"","token_last_eight":"3f4e5d6c"}]`
+	want := `[{"name":"DEPLOY_TOKEN","data":"[MASKED]"},{"name":"REGION","data":"eu-central-1"},` +
+		`{"name":"db_password","data":"short"},` +
+		`{"attributes":{"label":"Target","api_key":"[MASKED]"}},{"id":1,"name":"ci","sha1":"","token_last_eight":"3f4e5d6c"}]`
+	sc := &scrubber{red: newRedactor(), mask: true}
+	out, _, _, ok := sc.json([]byte(in), 100, 1<<20)
+	if !ok || string(out) != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+	if len(sc.rules) != 1 || sc.rules[0] != "generic_secret" {
+		t.Errorf("rules %v, want [generic_secret]", sc.rules)
+	}
+	for name, want := range map[string]bool{"api_key": true, "X-API-KEY": true, "stripe_secret": true, "passwd": true, "token_last_eight": false, "tokenizer": false, "": false} {
+		if got := namedSecret(name, "abcdefgh12345678"); got != want {
+			t.Errorf("namedSecret(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
