@@ -4,6 +4,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -96,5 +100,45 @@ func TestE2ERedteam11NamedMembers(t *testing.T) {
 	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": ".gitea/ISSUE_TEMPLATE/deploy.yaml"}})
 	if text := str(get(res, "data.content")); !strings.Contains(text, "api_key: [MASKED]") {
 		t.Errorf("control: the form's file: %q", text)
+	}
+}
+
+// TestE2ERedteam11SymlinkTargetCut: found by the red team. Gitea gives a
+// symbolic link's target in its contents as the first 1024 bytes of the
+// link's blob, without a mark: a GitHub token crossing the cut, masked in
+// the commit's .diff and in the link's /raw, reached the model through
+// repoGetContents and repoGetContentsExt as ghp_ and its first 16
+// characters, too short for the github pattern.
+func TestE2ERedteam11SymlinkTargetCut(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt11link", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	dir := t.TempDir()
+	u, _ := url.Parse(g.URL)
+	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".git"
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args[0], err, out)
+		}
+	}
+	git("clone", "-q", u.String(), ".")
+	if err := os.Symlink(strings.Repeat("x", 1000)+"/GH="+leakGHP, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "link")
+	git("commit", "-q", "-m", "a link")
+	git("push", "-q", "origin", "main")
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, full := range []bool{false, true} {
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "link"}, "full": full})
+		if got := str(get(res, "data.target")); !strings.HasSuffix(got, "/GH=ghp_[MASKED]...") {
+			t.Errorf("full=%v: the link's target ends %q", full, got[max(0, len(got)-40):])
+		}
+	}
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContentsExt", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "link"}})
+	if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "symlink") || strings.Contains(text, leakGHP[4:14]) {
+		t.Errorf("repoGetContentsExt: %.300s", text[max(0, len(text)-300):])
 	}
 }

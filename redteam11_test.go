@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestNamedSecret: a JSON member whose name Gitea took from stored text is
 // masked where the name says its value is a secret (an issue form's
@@ -26,6 +29,24 @@ func TestNamedSecret(t *testing.T) {
 	for name, want := range map[string]bool{"api_key": true, "X-API-KEY": true, "stripe_secret": true, "passwd": true, "token_last_eight": false, "tokenizer": false, "": false} {
 		if got := namedSecret(name, "abcdefgh12345678"); got != want {
 			t.Errorf("namedSecret(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestTargetCut: a symbolic link's target of 1024 bytes, as Gitea cuts it,
+// is read as cut for the rules' cut keys, and delivered so only where that
+// masks one.
+func TestTargetCut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ target, want string }{
+		{strings.Repeat("x", 1000) + "/GH=ghp_R2d2C3poLukeLeia", strings.Repeat("x", 1000) + "/GH=ghp_[MASKED]..."},
+		{strings.Repeat("x", 1024), strings.Repeat("x", 1024)},
+		{strings.Repeat("x", 999) + "/GH=ghp_R2d2C3poLukeLeia", strings.Repeat("x", 999) + "/GH=ghp_R2d2C3poLukeLeia"}, // whole: not cut
+	} {
+		sc := &scrubber{red: newRedactor(), mask: true}
+		out, _, _, _ := sc.json([]byte(`{"type":"symlink","target":"`+tc.target+`"}`), 100, 1<<20)
+		if want := `{"type":"symlink","target":"` + tc.want + `"}`; string(out) != want {
+			t.Errorf("target of %d bytes: got %s", len(tc.target), out[max(0, len(out)-60):])
 		}
 	}
 }
