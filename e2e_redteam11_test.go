@@ -142,3 +142,41 @@ func TestE2ERedteam11SymlinkTargetCut(t *testing.T) {
 		t.Errorf("repoGetContentsExt: %.300s", text[max(0, len(text)-300):])
 	}
 }
+
+// TestE2ERedteam11QuotedPath: found by the red team. git writes a path
+// that holds a control character in C quotes in a diff's headers and a
+// patch's diffstat, DEL as \177: a GitHub token in a file's name split by a
+// DEL, masked in the commit's JSON (its hidden character removed), reached
+// the model through the commit's .diff and .patch as ghp_R2d2C3po\177…,
+// which no pattern matched.
+func TestE2ERedteam11QuotedPath(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt11quoted", false)
+	dir := t.TempDir()
+	u, _ := url.Parse(g.URL)
+	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".git"
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args[0], err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("clone", "-q", u.String(), ".")
+	if err := os.WriteFile(filepath.Join(dir, "GH="+leakGHP[:12]+"\x7f"+leakGHP[12:]+".txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "a file")
+	git("push", "-q", "origin", "main")
+	sha := git("rev-parse", "HEAD")
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, kind := range []string{"", ".diff", ".patch"} {
+		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/git/commits/" + sha + kind})
+		if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "GH=ghp_[MASKED]") || strings.Contains(text, leakGHP[12:24]) {
+			t.Errorf("the commit%s: %.600s", kind, text)
+		}
+	}
+}

@@ -628,6 +628,11 @@ var textViews = []textView{{
 	name: "hunk headers", read: markHunkCuts,
 	example: "@@ -11,3 +11,4 @@ export GH_CREDENTIAL_FOR_THE_STAGING_DEPLOYMENT_PIPELINE_JOB_NUMBER=ghp_R2d2C3po\n  step",
 }, {
+	// git writes a path in a diff's headers and a patch's diffstat in C
+	// quotes where it holds a control character: DEL as \177, BEL as \a.
+	name: "quoted paths", read: unquotePaths,
+	example: "diff --git \"a/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\" \"b/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\"\n",
+}, {
 	// A wiki page's sub_url and html_url hold its title URL-escaped.
 	name: "URL escapes", read: unescapeURL,
 	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
@@ -647,6 +652,35 @@ func markHunkCuts(s string) string {
 			return h + "..."
 		}
 		return h
+	})
+}
+
+// quotedString matches a C-quoted string on one line, as git quotes a path.
+var quotedString = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
+
+// unquotePaths returns a diff s (text with a quoted path after diff --git)
+// with the octal escapes of its quoted strings decoded, and \a, \b, \v, \f.
+func unquotePaths(s string) string {
+	if !strings.Contains(s, "diff --git ") || !strings.Contains(s, `"a/`) && !strings.Contains(s, `"b/`) {
+		return s
+	}
+	return quotedString.ReplaceAllStringFunc(s, func(q string) string {
+		b := make([]byte, 0, len(q))
+		for i := 0; i < len(q); i++ {
+			if q[i] != '\\' || i+1 == len(q) {
+				b = append(b, q[i])
+				continue
+			}
+			i++
+			if v, err := strconv.ParseUint(q[i:min(i+3, len(q))], 8, 8); err == nil && i+3 <= len(q) {
+				b, i = append(b, byte(v)), i+2
+			} else if c := strings.IndexByte("abvf", q[i]); c >= 0 {
+				b = append(b, "\a\b\v\f"[c])
+			} else {
+				b = append(b, '\\', q[i]) // \" \\ \t \n \r stay
+			}
+		}
+		return string(b)
 	})
 }
 

@@ -50,3 +50,21 @@ func TestTargetCut(t *testing.T) {
 		}
 	}
 }
+
+// TestUnquotePaths: the C quotes of a path in a diff's headers are read
+// decoded where that shows a secret (DEL as \177, BEL as \a, a zero-width
+// space as its UTF-8 bytes); a diff whose quoted strings show none is
+// delivered as it is.
+func TestUnquotePaths(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"diff --git \"a/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\" \"b/x\"\n":         "diff --git \"a/GH=ghp_[MASKED]\" \"b/x\"\n",
+		" \"GH=ghp_R2d2C3po\\aLukeLeiaHanSolo0123456789AbCd\" | 1 +\ndiff --git \"a/x\" b/y\n": " \"GH=ghp_[MASKED]\" | 1 +\ndiff --git \"a/x\" b/y\n",
+		"diff --git \"a/ghp_R2d2C3po\\342\\200\\213LukeLeiaHanSolo0123456789AbCd\" b/x\n":      "diff --git \"a/ghp_[MASKED]\" b/x\n",
+		"diff --git \"a/caf\\303\\251\" \"b/caf\\303\\251\"\n+printf(\"\\033[0m\\\\\\\"\");\n": "diff --git \"a/caf\\303\\251\" \"b/caf\\303\\251\"\n+printf(\"\\033[0m\\\\\\\"\");\n",
+	} {
+		if got, _, _ := scrubString(in, newRedactor(), true); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
