@@ -180,3 +180,47 @@ func TestE2ERedteam11QuotedPath(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam11WikiTitleDashes: found by the red team. Gitea titles a
+// wiki page pushed as a file by the file's name, its dashes shown as
+// blanks: a GitLab token in the name of a page pushed to the wiki, masked
+// in its html_url, reached the model through repoGetWikiPages and
+// repoGetWikiPage as "glpat xYz…" in its title, which no pattern matched.
+func TestE2ERedteam11WikiTitleDashes(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt11wiki", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	if s.call("alice", "POST", "/repos/"+repo+"/wiki/new", map[string]any{"title": "Home", "content_base64": "aGkK"}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	dir := t.TempDir()
+	u, _ := url.Parse(g.URL)
+	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".wiki.git"
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args[0], err, out)
+		}
+	}
+	const token = "glpat-xYz123AbC456dEf789gH"
+	git("clone", "-q", u.String(), ".")
+	if err := os.WriteFile(filepath.Join(dir, "staging-"+token+".md"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "a page")
+	git("push", "-q", "origin", "HEAD")
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, full := range []bool{false, true} {
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetWikiPages", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
+		if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "title:Home") || !strings.Contains(text, "staging") || strings.Contains(text, token[6:16]) {
+			t.Errorf("full=%v: the pages: %.800s", full, text)
+		}
+		res, _ = c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetWikiPage", "arguments": map[string]any{"owner": owner, "repo": name, "pageName": "staging-" + token}, "full": full})
+		if text := fmt.Sprint(get(res, "data")); !strings.Contains(text, "staging") || strings.Contains(text, token[6:16]) {
+			t.Errorf("full=%v: the page: %.800s", full, text)
+		}
+	}
+}

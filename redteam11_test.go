@@ -68,3 +68,20 @@ func TestUnquotePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestWikiTitle: a wiki page's title, which Gitea shows with the dashes of
+// its file name as blanks, is read with its blanks as dashes where that
+// shows a secret; other titles, and titles that show none, are left alone.
+func TestWikiTitle(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`[{"title":"token glpat xYz123AbC456dEf789gH","html_url":"/o/r/wiki/token-glpat-xYz123AbC456dEf789gH"}]`: `[{"title":"token-glpat-[MASKED]","html_url":"/o/r/wiki/token-glpat-[MASKED]"}]`,
+		`[{"title":"staging notes","html_url":"/o/r/wiki/staging-notes"}]`:                                       `[{"title":"staging notes","html_url":"/o/r/wiki/staging-notes"}]`,
+		`[{"title":"token glpat xYz123AbC456dEf789gH","html_url":"/o/r/issues/1"}]`:                              `[{"title":"token glpat xYz123AbC456dEf789gH","html_url":"/o/r/issues/1"}]`,
+	} {
+		sc := &scrubber{red: newRedactor(), mask: true}
+		if out, _, _, _ := sc.json([]byte(in), 100, 1<<20); string(out) != want {
+			t.Errorf("got %s, want %s", out, want)
+		}
+	}
+}

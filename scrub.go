@@ -398,6 +398,8 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 				keyOut = len(out)
 			case asValue && key == "target" && len(s) == 1024: // a link's target, cut so by Gitea without a mark
 				s += "..." // for the rules' cut keys; delivered so only where that masks one
+			case asValue && key == "title" && wikiTitle(b[end:]): // a wiki page's file name, its dashes shown as blanks
+				s = strings.ReplaceAll(s, " ", "-") // for the rules; delivered so only where that masks one
 			case asValue && sc.mask && s != "":
 				if rule := secretMember(key, s, obj); rule != "" {
 					sc.note(rule)
@@ -417,6 +419,13 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 		}
 	}
 	return out, true
+}
+
+// wikiTitle reports whether rest, the JSON after a title, goes on with an html_url to a wiki
+// page: Gitea titles a page pushed as a file by its name, dashes as blanks (WebPathToUserTitle).
+func wikiTitle(rest []byte) bool {
+	v, ok := bytes.CutPrefix(rest, []byte(`,"html_url":"`))
+	return ok && bytes.Contains(v[:max(bytes.IndexByte(v, '"'), 0)], []byte("/wiki/"))
 }
 
 // fileField is a member of Gitea's answers that carries file bytes in
