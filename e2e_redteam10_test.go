@@ -212,3 +212,29 @@ func TestE2EOthersComment(t *testing.T) {
 		t.Errorf("carol editing her own comment: %s", str(out))
 	}
 }
+
+// TestE2ETokenUserName: a Gitea token given as a URL's user name, as git
+// takes it (a submodule's url, a remote), is masked (url_credentials), in a
+// file's content as in the .diff of the commit adding it.
+func TestE2ETokenUserName(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "submodule", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	token := "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c"
+	text := "[submodule \"lib\"]\n\tpath = lib\n\turl = https://" + token + "@gitea.example.com/o/lib.git\n"
+	s := &giteaSetup{g: g}
+	var put struct{ Commit struct{ SHA string } }
+	s.call("alice", "POST", "/repos/"+repo+"/contents/.gitmodules", map[string]string{"content": base64.StdEncoding.EncodeToString([]byte(text)), "message": "lib"}, http.StatusCreated, &put)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-reviewer")
+	for _, call := range []map[string]any{
+		{"operation": "repoGetRawFile", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": ".gitmodules"}},
+		{"operation": "repoDownloadCommitDiffOrPatch", "arguments": map[string]any{"owner": owner, "repo": name, "sha": put.Commit.SHA, "diffType": "diff"}},
+	} {
+		if out, _ := c.callTool("gitea_call_operation", call); strings.Contains(str(out), token[:12]) || !strings.Contains(str(out), "url_credentials") {
+			t.Errorf("%s: %s; want the token masked (url_credentials)", call["operation"], str(out))
+		}
+	}
+}

@@ -326,10 +326,11 @@ var secretRules = []secretRule{{
 	name:  "url_credentials",
 	lits:  []string{"://"},
 	needs: "@",
-	re:    regexp.MustCompile(`://[^\s/?#@:]*:([^\s/?#@]+)@`),
+	re:    regexp.MustCompile(`://[^\s/?#@:]*:([^\s/?#@]+)@|://([0-9a-fA-F]{40})@`), // a token as the user name too
 	mask: []string{
 		"remote https://oauth2:0123456789abcdef0123456789abcdef01234567@gitea.example.com/o/r.git",
 		"git clone https://alice:hunter2@example.com/r.git",
+		"url = https://0123456789abcdef0123456789abcdef01234567@gitea.example.com/o/sub.git",
 	},
 	keep: []string{"git@gitea.example.com:owner/repo.git", "https://alice@example.com/r", "ssh://git@host:2222/o/r.git", "mail bob@example.com"},
 }, {

@@ -126,6 +126,10 @@ var secretCorpus = []corpusKey{
 		body := g.s(alnum, 20)
 		return "https://deploy:" + body + "@git.example.com/o/r.git", body
 	}},
+	{"URL credentials", "url_credentials", "[submodule \"lib\"]\n\turl = %s\n", func(g *keyGen) (string, string) {
+		body := hex.EncodeToString(g.bytes(20)) // a Gitea token as the user name
+		return "https://" + body + "@git.example.com/o/lib.git", body
+	}},
 	{"generic api_key/token/password/secret assignments", "generic_secret", "set %s in the config", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 24)
 		return "api_key=" + body, body
