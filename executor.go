@@ -468,7 +468,7 @@ type livePR struct {
 }
 
 // liveEffects judges what a write does by Gitea's live state: a write landing
-// on a default branch also needs gitea.pr.merge unless the profile sets
+// on a default branch (any, in an empty repository) needs gitea.pr.merge unless the profile sets
 // allow_default_branch_writes; a merge that deletes its head branch (asked, or
 // by the repository's default) needs gitea.branch.delete; updating a pull
 // request writes to its head. The head repository, which the path does not
@@ -521,6 +521,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		} `json:"parent"`
 		Default       *bool  `json:"default_delete_branch_after_merge"`
 		DefaultBranch string `json:"default_branch"`
+		Empty         bool   `json:"empty"`
 		Private       bool   `json:"private"`
 		ForksCount    int    `json:"forks_count"`
 		Transfer      *struct {
@@ -713,17 +714,22 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {
 		return "", ""
 	}
+	what := "the default branch of"
 	if branch == "" || op.ID != "repoUpdatePullRequest" {
 		if !readRepo() || r.DefaultBranch == "" {
 			return permMerge, fmt.Sprintf("cannot read the default branch of %q from Gitea; refusing to write to %q", repo, branch)
 		}
-		if branch != "" && !strings.EqualFold(branch, r.DefaultBranch) {
+		switch {
+		case r.Empty: // Gitea makes the branch of an empty repository's first commit its default branch
+			branch, what = cmp.Or(branch, r.DefaultBranch), "the branch Gitea makes the default branch of the empty repository"
+		case branch != "" && !strings.EqualFold(branch, r.DefaultBranch):
 			return "", ""
+		default:
+			branch = r.DefaultBranch
 		}
-		branch = r.DefaultBranch
 	}
 	_, why := permitted(p, permMerge)
-	return permMerge, fmt.Sprintf("%s lands on %q, the default branch of %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, repo, why)
+	return permMerge, fmt.Sprintf("%s lands on %q, %s %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, what, repo, why)
 }
 
 // maybeSelf reports whether host may be this Gitea's host: the same name (in
