@@ -319,6 +319,50 @@ func (x *executor) rawText(ctx context.Context, repo map[string]string, path, re
 	return string(ex.body), err == nil && ex.status == http.StatusOK
 }
 
+// branchOf returns branch if repository full (owner/name) has a branch of
+// that name, else def; false when Gitea does not say.
+func (x *executor) branchOf(ctx context.Context, full, branch, def string) (string, bool) {
+	owner, name, _ := strings.Cut(full, "/")
+	var b struct {
+		Name string `json:"name"`
+	}
+	switch x.get(ctx, "repoGetBranch", map[string]string{"owner": owner, "repo": name, "branch": branch}, &b) {
+	case http.StatusOK:
+		return branch, b.Name == branch
+	case http.StatusNotFound:
+		return def, def != ""
+	}
+	return "", false
+}
+
+// reReviewed returns the login of a reviewer whom a review request's body
+// names (by login, or by e-mail, which cannot be compared: any) and whose
+// approval or rejection of the pull request stands official, or "", and
+// whether Gitea listed every review: Gitea clears the official flag of every
+// review of a reviewer asked again (models/issues/review.go
+// AddReviewRequest), and branch protection counts only official reviews.
+func (x *executor) reReviewed(ctx context.Context, params map[string]string, body map[string]any) (string, bool) {
+	names, _ := body["reviewers"].([]any)
+	if len(names) == 0 {
+		return "", true
+	}
+	reviews, ok := allPages[struct {
+		User      account `json:"user"`
+		State     string  `json:"state"`
+		Official  bool    `json:"official"`
+		Dismissed bool    `json:"dismissed"`
+	}](ctx, x, "repoListPullReviews", params, nil)
+	for _, r := range reviews {
+		for _, n := range names {
+			s, _ := n.(string)
+			if r.Official && !r.Dismissed && (r.State == "APPROVED" || r.State == "REQUEST_CHANGES") && (strings.Contains(s, "@") || strings.EqualFold(s, r.User.Login)) {
+				return r.User.Login, ok
+			}
+		}
+	}
+	return "", ok
+}
+
 // listCommits reads the commits operation opID answers with in one answer,
 // for the path parameters params and query kv (name, value pairs): a
 // comparison's commits, all of them, or a repository's latest ten. It

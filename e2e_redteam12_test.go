@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,5 +43,48 @@ func TestE2ERedteam12EmptyRepoDefault(t *testing.T) {
 	s.call("alice", "GET", "/repos/"+repo, nil, http.StatusOK, &r)
 	if s.err != nil || !r.Empty || r.DefaultBranch != "main" {
 		t.Errorf("the repository after the refused writes: %+v (%v); want still empty, default main", r, s.err)
+	}
+}
+
+// TestE2ERedteam12ReRequestUndoesRejection: found by attacking the review
+// fence through requested reviewers. Gitea clears the official flag of every
+// review a reviewer gave when their review is requested again
+// (models/issues/review.go AddReviewRequest), and branch protection counts
+// only official reviews: bob (gitea-author, gitea.pr.create) asked carol
+// again for a review, and her rejection no longer blocked the merge of his
+// pull request, undone as dismissing it (gitea.repo.admin) would.
+func TestE2ERedteam12ReRequestUndoesRejection(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rerequest", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "block_on_rejected_reviews": true}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "change",
+		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": base64.StdEncoding.EncodeToString([]byte("a\n"))}}}, http.StatusCreated, nil)
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "a.txt"}, http.StatusCreated, &pr)
+	s.call("carol", "POST", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), map[string]string{"event": "REQUEST_CHANGES", "body": "no", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	merger := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
+	waitMergeable(t, merger, owner, name, pr.Number)
+	merge := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "confirm": fmt.Sprintf("MERGE PR %d", pr.Number)}
+	if res, _ := merger.callTool("gitea_merge_pr", merge); get(res, "data.merged") != false {
+		t.Fatalf("merge past carol's rejection: %v", res)
+	}
+	author := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_TOOLS=repoCreatePullReviewRequests")
+	res, isErr := author.callTool("repoCreatePullReviewRequests", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"reviewers": []string{"Carol"}}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), "gitea.repo.admin") {
+		t.Errorf("review asked again of carol, who rejected: %v", res)
+	}
+	if res, isErr := author.callTool("repoCreatePullReviewRequests", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"reviewers": []string{"alice"}}}); isErr {
+		t.Errorf("review asked of alice, who has not reviewed: %v", res)
+	}
+	if res, _ := merger.callTool("gitea_merge_pr", merge); get(res, "data.merged") != false {
+		t.Errorf("merge past carol's rejection, after bob asked her again: %v", res)
 	}
 }

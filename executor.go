@@ -277,10 +277,11 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // live state (who authored the pull request being approved or merged, and
 // whether the call pins its head, pinDenied; whether an issue edited, closed
 // or deleted through the issue API is a pull request; whose a review, public
-// key or comment being deleted or edited is (ownerReads); whether a label
-// being deleted is the path's (foundIn); under repositories, the organization
-// of a team whose repository a /teams route names, since Gitea finds it
-// there), then liveEffects.
+// key or comment being deleted or edited is (ownerReads); whether a reviewer
+// asked again has reviewed (reReviewed); whether a label being deleted is the
+// path's (foundIn); under repositories, the organization of a team whose
+// repository a /teams route names, since Gitea finds it there), then
+// liveEffects.
 func (x *executor) check(ctx context.Context, prof *profile, tool string, op *operation, args map[string]any, params map[string]string) decision {
 	info := opInfo{ID: op.ID, Method: op.Method, Route: op.Route}
 	var me account
@@ -349,6 +350,16 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			d.RequiredPermission = o.perm
 			if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); !d.Allowed {
 				d.Reason = fmt.Sprintf("the %s is %q's, not yours: %s; %s", o.what, obj.User.Login, o.why, d.Reason)
+			}
+		}
+	case op.ID == "repoCreatePullReviewRequests":
+		body, _ := args["body"].(map[string]any)
+		if who, ok := x.reReviewed(ctx, params, body); !ok {
+			d.Allowed, d.Reason = false, "cannot read the pull request's reviews from Gitea to tell whether a reviewer asked again has reviewed it; refusing"
+		} else if who != "" {
+			d.RequiredPermission = "gitea.repo.admin"
+			if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); !d.Allowed {
+				d.Reason = fmt.Sprintf("%q has approved or rejected this pull request, and asking them again for a review makes Gitea's branch protection count that review no more (it counts only official reviews): that undoes it as dismissing does; %s; or let them review again", who, d.Reason)
 			}
 		}
 	case x.cfg.oauth != nil && (op.ID == "userUpdateOAuth2Application" || op.ID == "userDeleteOAuth2Application"):
@@ -753,22 +764,6 @@ func (x *executor) maybeSelf(ctx context.Context, host string) bool {
 		}
 	}
 	return false
-}
-
-// branchOf returns branch if repository full (owner/name) has a branch of
-// that name, else def; false when Gitea does not say.
-func (x *executor) branchOf(ctx context.Context, full, branch, def string) (string, bool) {
-	owner, name, _ := strings.Cut(full, "/")
-	var b struct {
-		Name string `json:"name"`
-	}
-	switch x.get(ctx, "repoGetBranch", map[string]string{"owner": owner, "repo": name, "branch": branch}, &b) {
-	case http.StatusOK:
-		return branch, b.Name == branch
-	case http.StatusNotFound:
-		return def, def != ""
-	}
-	return "", false
 }
 
 // trimFold removes suffix from s in any case.

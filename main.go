@@ -25,9 +25,10 @@
 //	                 to GITEA_URL, no redirect, bounded reads), fault naming,
 //	                 and the reads the policy's live checks make through it
 //	                 (route, get, live, rawText, listCommits, allCommits,
-//	                 openPullsOn, forkOutside; pushedMessages, the commits a write
-//	                 pushes, templateTexts, a merge template expanded, and
-//	                 shownHead, the commit Gitea shows a pull request at)
+//	                 openPullsOn, forkOutside, branchOf; pushedMessages, the
+//	                 commits a write pushes, templateTexts, a merge template
+//	                 expanded, shownHead, the commit Gitea shows a pull request
+//	                 at, and reReviewed, a standing review a request undoes)
 //	policy.go      * the per-call policy decision (decide): route and body
 //	                 rules, effects, the repositories a call reaches, the
 //	                 head pin of approvals and merges (pinDenied)

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // TestEmptyRepoLanding: in a repository with no commit yet, a contents write
 // to any branch lands on the default branch, since Gitea makes the branch of
@@ -21,5 +24,46 @@ func TestEmptyRepoLanding(t *testing.T) {
 				reasonOf(t, "gitea-author", permMerge) + `) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request`, Sent: []string{"GET " + repoPath}}},
 		{"a new branch of a repository with commits", "gitea-author", repo(false), "gitea_call_operation", write,
 			liveGot{Sent: []string{"GET " + repoPath, "POST " + repoPath + "/contents/a.md"}}},
+	})
+}
+
+// TestReRequestReview: asking a reviewer again for a review whose approval or
+// rejection stands official needs gitea.repo.admin, as dismissing it does:
+// Gitea clears its official flag, and branch protection counts only official
+// reviews (TestE2ERedteam12ReRequestUndoesRejection on Gitea). A reviewer
+// named by e-mail cannot be compared and counts as any; a dismissed or
+// unofficial review, a comment, or another reviewer is no obstacle, and
+// unreadable reviews are a refusal.
+func TestReRequestReview(t *testing.T) {
+	t.Parallel()
+	const reviews = prPath + "/reviews"
+	request := func(names ...any) map[string]any {
+		return map[string]any{"operation": "repoCreatePullReviewRequests", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+			"body": map[string]any{"reviewers": names}}}
+	}
+	listed := func(state string, official, dismissed bool) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			b, _ := json.Marshal([]map[string]any{{"user": map[string]any{"login": "carol"}, "state": state, "official": official, "dismissed": dismissed}})
+			f.user("bob").answer("GET", reviews, fakeWith(200, string(b), "X-Total-Count", "1")).on("POST", prPath+"/requested_reviewers", 201, `[]`)
+		}
+	}
+	undone := func(why string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Reason: `"carol" has approved or rejected this pull request, and asking them again for a review makes Gitea's branch protection count that review no more (it counts only official reviews): that undoes it as dismissing does; ` +
+			why + "; or let them review again", Sent: []string{"GET " + reviews}}
+	}
+	sent := liveGot{Sent: []string{"GET " + reviews, "POST " + prPath + "/requested_reviewers"}}
+	runLiveCases(t, []liveCase{
+		{"a rejection", "gitea-author", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", request("Carol"), undone(reasonOf(t, "gitea-author", "gitea.repo.admin"))},
+		{"an approval, by e-mail", "gitea-author", listed("APPROVED", true, false), "gitea_call_operation", request("dave", "c@example.com"), undone(reasonOf(t, "gitea-author", "gitea.repo.admin"))},
+		{"a rejection, under gitea-owner", "gitea-owner", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", request("carol"), sent},
+		{"a dismissed rejection", "gitea-author", listed("REQUEST_CHANGES", true, true), "gitea_call_operation", request("carol"), sent},
+		{"an unofficial rejection", "gitea-author", listed("REQUEST_CHANGES", false, false), "gitea_call_operation", request("carol"), sent},
+		{"a comment", "gitea-author", listed("COMMENT", true, false), "gitea_call_operation", request("carol"), sent},
+		{"another reviewer", "gitea-author", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", request("dave"), sent},
+		{"reviews unreadable", "gitea-author", func(f *scriptedGitea) { f.user("bob").on("GET", reviews, 500, `{"message":"boom"}`) }, "gitea_call_operation", request("dave"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Reason: "cannot read the pull request's reviews from Gitea to tell whether a reviewer asked again has reviewed it; refusing", Sent: []string{"GET " + reviews}}},
+		{"teams only", "gitea-author", func(f *scriptedGitea) { f.user("bob").on("POST", prPath+"/requested_reviewers", 201, `[]`) }, "gitea_call_operation",
+			map[string]any{"operation": "repoCreatePullReviewRequests", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"team_reviewers": []any{"core"}}}},
+			liveGot{Sent: []string{"POST " + prPath + "/requested_reviewers"}}},
 	})
 }
