@@ -335,16 +335,21 @@ func (x *executor) branchOf(ctx context.Context, full, branch, def string) (stri
 	return "", false
 }
 
-// reReviewed returns the login of a reviewer whom a review request's body
-// names (by login, or by e-mail, which cannot be compared: any) and whose
-// approval or rejection of the pull request stands official, or "", and
-// whether Gitea listed every review: Gitea clears the official flag of every
-// review of a reviewer asked again (models/issues/review.go
-// AddReviewRequest), and branch protection counts only official reviews.
-func (x *executor) reReviewed(ctx context.Context, params map[string]string, body map[string]any) (string, bool) {
+// reviewUndone says how a review request (opID, body) undoes a review that
+// branch protection counts, which only official reviews are, or "", and
+// whether Gitea listed every review: asked again, a reviewer whose approval
+// or rejection stands has its official flag cleared (models/issues/review.go
+// AddReviewRequest); removed, an official request no longer holds back the
+// merge (block_on_official_review_requests). A reviewer named by e-mail
+// cannot be compared: it counts as any.
+func (x *executor) reviewUndone(ctx context.Context, opID string, params map[string]string, body map[string]any) (string, bool) {
 	names, _ := body["reviewers"].([]any)
 	if len(names) == 0 {
 		return "", true
+	}
+	states, undo := []string{"APPROVED", "REQUEST_CHANGES"}, "%q has approved or rejected this pull request, and asking them again for a review makes Gitea's branch protection count that review no more (it counts only official reviews)"
+	if opID == "repoDeletePullReviewRequests" {
+		states, undo = []string{"REQUEST_REVIEW"}, "the review asked of %q is official, which Gitea's branch protection may count until they review (block_on_official_review_requests), and removing the request counts it no more"
 	}
 	reviews, ok := allPages[struct {
 		User      account `json:"user"`
@@ -355,8 +360,8 @@ func (x *executor) reReviewed(ctx context.Context, params map[string]string, bod
 	for _, r := range reviews {
 		for _, n := range names {
 			s, _ := n.(string)
-			if r.Official && !r.Dismissed && (r.State == "APPROVED" || r.State == "REQUEST_CHANGES") && (strings.Contains(s, "@") || strings.EqualFold(s, r.User.Login)) {
-				return r.User.Login, ok
+			if r.Official && !r.Dismissed && slices.Contains(states, r.State) && (strings.Contains(s, "@") || strings.EqualFold(s, r.User.Login)) {
+				return fmt.Sprintf(undo, r.User.Login) + ": that undoes it as dismissing a review does", ok
 			}
 		}
 	}

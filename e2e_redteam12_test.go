@@ -88,3 +88,42 @@ func TestE2ERedteam12ReRequestUndoesRejection(t *testing.T) {
 		t.Errorf("merge past carol's rejection, after bob asked her again: %v", res)
 	}
 }
+
+// TestE2ERedteam12RemoveOfficialRequest: found with the one above. A review
+// requested of an official reviewer holds back the merge under
+// block_on_official_review_requests until they review, and Gitea lets the
+// pull request's author remove the request (services/issue/assignee.go
+// CanDoerChangeReviewRequests): bob (gitea-author) removed the review alice
+// had asked of carol, and the merge went through unreviewed.
+func TestE2ERedteam12RemoveOfficialRequest(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "unrequest", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "block_on_official_review_requests": true}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "change",
+		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": base64.StdEncoding.EncodeToString([]byte("a\n"))}}}, http.StatusCreated, nil)
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "a.txt"}, http.StatusCreated, &pr)
+	s.call("alice", "POST", fmt.Sprintf("/repos/%s/pulls/%d/requested_reviewers", repo, pr.Number), map[string]any{"reviewers": []string{"carol"}}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	merger := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
+	waitMergeable(t, merger, owner, name, pr.Number)
+	merge := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "confirm": fmt.Sprintf("MERGE PR %d", pr.Number)}
+	if res, _ := merger.callTool("gitea_merge_pr", merge); get(res, "data.merged") != false {
+		t.Fatalf("merge past the review asked of carol: %v", res)
+	}
+	author := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_TOOLS=repoDeletePullReviewRequests")
+	res, isErr := author.callTool("repoDeletePullReviewRequests", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"reviewers": []string{"carol"}}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), "gitea.repo.admin") {
+		t.Errorf("the review asked of carol removed: %v", res)
+	}
+	if res, _ := merger.callTool("gitea_merge_pr", merge); get(res, "data.merged") != false {
+		t.Errorf("merge past the review asked of carol, after bob removed the request: %v", res)
+	}
+}

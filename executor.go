@@ -277,8 +277,8 @@ func (x *executor) run1(ctx context.Context, r *request) *envelope {
 // live state (who authored the pull request being approved or merged, and
 // whether the call pins its head, pinDenied; whether an issue edited, closed
 // or deleted through the issue API is a pull request; whose a review, public
-// key or comment being deleted or edited is (ownerReads); whether a reviewer
-// asked again has reviewed (reReviewed); whether a label being deleted is the
+// key or comment being deleted or edited is (ownerReads); whether a review
+// request undoes a review (reviewUndone); whether a label being deleted is the
 // path's (foundIn); under repositories, the organization of a team whose
 // repository a /teams route names, since Gitea finds it there), then
 // liveEffects.
@@ -352,14 +352,14 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 				d.Reason = fmt.Sprintf("the %s is %q's, not yours: %s; %s", o.what, obj.User.Login, o.why, d.Reason)
 			}
 		}
-	case op.ID == "repoCreatePullReviewRequests":
+	case op.ID == "repoCreatePullReviewRequests" || op.ID == "repoDeletePullReviewRequests":
 		body, _ := args["body"].(map[string]any)
-		if who, ok := x.reReviewed(ctx, params, body); !ok {
-			d.Allowed, d.Reason = false, "cannot read the pull request's reviews from Gitea to tell whether a reviewer asked again has reviewed it; refusing"
-		} else if who != "" {
+		if undo, ok := x.reviewUndone(ctx, op.ID, params, body); !ok {
+			d.Allowed, d.Reason = false, "cannot read the pull request's reviews from Gitea to tell whether the request undoes one; refusing"
+		} else if undo != "" {
 			d.RequiredPermission = "gitea.repo.admin"
 			if d.Allowed, d.Reason = permitted(prof, d.RequiredPermission); !d.Allowed {
-				d.Reason = fmt.Sprintf("%q has approved or rejected this pull request, and asking them again for a review makes Gitea's branch protection count that review no more (it counts only official reviews): that undoes it as dismissing does; %s; or let them review again", who, d.Reason)
+				d.Reason = fmt.Sprintf("%s; %s; or let them review", undo, d.Reason)
 			}
 		}
 	case x.cfg.oauth != nil && (op.ID == "userUpdateOAuth2Application" || op.ID == "userDeleteOAuth2Application"):

@@ -28,7 +28,7 @@
 //	                 openPullsOn, forkOutside, branchOf; pushedMessages, the
 //	                 commits a write pushes, templateTexts, a merge template
 //	                 expanded, shownHead, the commit Gitea shows a pull request
-//	                 at, and reReviewed, a standing review a request undoes)
+//	                 at, and reviewUndone, a review a review request undoes)
 //	policy.go      * the per-call policy decision (decide): route and body
 //	                 rules, effects, the repositories a call reaches, the
 //	                 head pin of approvals and merges (pinDenied)

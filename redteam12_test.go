@@ -27,43 +27,53 @@ func TestEmptyRepoLanding(t *testing.T) {
 	})
 }
 
-// TestReRequestReview: asking a reviewer again for a review whose approval or
-// rejection stands official needs gitea.repo.admin, as dismissing it does:
-// Gitea clears its official flag, and branch protection counts only official
-// reviews (TestE2ERedteam12ReRequestUndoesRejection on Gitea). A reviewer
-// named by e-mail cannot be compared and counts as any; a dismissed or
-// unofficial review, a comment, or another reviewer is no obstacle, and
-// unreadable reviews are a refusal.
-func TestReRequestReview(t *testing.T) {
+// TestReviewRequestUndoes: asking a reviewer again for a review whose
+// approval or rejection stands official, or removing an official review
+// request, needs gitea.repo.admin, as dismissing a review does: Gitea clears
+// the official flag of the first and drops the second, and branch
+// protection counts only official reviews
+// (TestE2ERedteam12ReRequestUndoesRejection,
+// TestE2ERedteam12RemoveOfficialRequest on Gitea). A reviewer named by
+// e-mail cannot be compared and counts as any; a dismissed or unofficial
+// review, a comment, or another reviewer is no obstacle, and unreadable
+// reviews are a refusal.
+func TestReviewRequestUndoes(t *testing.T) {
 	t.Parallel()
-	const reviews = prPath + "/reviews"
-	request := func(names ...any) map[string]any {
-		return map[string]any{"operation": "repoCreatePullReviewRequests", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
-			"body": map[string]any{"reviewers": names}}}
+	const reviews, requests = prPath + "/reviews", prPath + "/requested_reviewers"
+	call := func(id string, names ...any) map[string]any {
+		return map[string]any{"operation": id, "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"reviewers": names}}}
 	}
+	ask := func(names ...any) map[string]any { return call("repoCreatePullReviewRequests", names...) }
+	drop := func(names ...any) map[string]any { return call("repoDeletePullReviewRequests", names...) }
 	listed := func(state string, official, dismissed bool) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			b, _ := json.Marshal([]map[string]any{{"user": map[string]any{"login": "carol"}, "state": state, "official": official, "dismissed": dismissed}})
-			f.user("bob").answer("GET", reviews, fakeWith(200, string(b), "X-Total-Count", "1")).on("POST", prPath+"/requested_reviewers", 201, `[]`)
+			f.user("bob").answer("GET", reviews, fakeWith(200, string(b), "X-Total-Count", "1")).on("POST", requests, 201, `[]`).on("DELETE", requests, 204)
 		}
 	}
-	undone := func(why string) liveGot {
-		return liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Reason: `"carol" has approved or rejected this pull request, and asking them again for a review makes Gitea's branch protection count that review no more (it counts only official reviews): that undoes it as dismissing does; ` +
-			why + "; or let them review again", Sent: []string{"GET " + reviews}}
+	why := reasonOf(t, "gitea-author", "gitea.repo.admin")
+	undone := func(undo string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Reason: undo + ": that undoes it as dismissing a review does; " + why + "; or let them review", Sent: []string{"GET " + reviews}}
 	}
-	sent := liveGot{Sent: []string{"GET " + reviews, "POST " + prPath + "/requested_reviewers"}}
+	again := undone(`"carol" has approved or rejected this pull request, and asking them again for a review makes Gitea's branch protection count that review no more (it counts only official reviews)`)
+	removed := undone(`the review asked of "carol" is official, which Gitea's branch protection may count until they review (block_on_official_review_requests), and removing the request counts it no more`)
+	asked, dropped := liveGot{Sent: []string{"GET " + reviews, "POST " + requests}}, liveGot{Sent: []string{"GET " + reviews, "DELETE " + requests}}
 	runLiveCases(t, []liveCase{
-		{"a rejection", "gitea-author", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", request("Carol"), undone(reasonOf(t, "gitea-author", "gitea.repo.admin"))},
-		{"an approval, by e-mail", "gitea-author", listed("APPROVED", true, false), "gitea_call_operation", request("dave", "c@example.com"), undone(reasonOf(t, "gitea-author", "gitea.repo.admin"))},
-		{"a rejection, under gitea-owner", "gitea-owner", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", request("carol"), sent},
-		{"a dismissed rejection", "gitea-author", listed("REQUEST_CHANGES", true, true), "gitea_call_operation", request("carol"), sent},
-		{"an unofficial rejection", "gitea-author", listed("REQUEST_CHANGES", false, false), "gitea_call_operation", request("carol"), sent},
-		{"a comment", "gitea-author", listed("COMMENT", true, false), "gitea_call_operation", request("carol"), sent},
-		{"another reviewer", "gitea-author", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", request("dave"), sent},
-		{"reviews unreadable", "gitea-author", func(f *scriptedGitea) { f.user("bob").on("GET", reviews, 500, `{"message":"boom"}`) }, "gitea_call_operation", request("dave"),
-			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Reason: "cannot read the pull request's reviews from Gitea to tell whether a reviewer asked again has reviewed it; refusing", Sent: []string{"GET " + reviews}}},
-		{"teams only", "gitea-author", func(f *scriptedGitea) { f.user("bob").on("POST", prPath+"/requested_reviewers", 201, `[]`) }, "gitea_call_operation",
+		{"a rejection", "gitea-author", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", ask("Carol"), again},
+		{"an approval, by e-mail", "gitea-author", listed("APPROVED", true, false), "gitea_call_operation", ask("dave", "c@example.com"), again},
+		{"a rejection, under gitea-owner", "gitea-owner", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", ask("carol"), asked},
+		{"a dismissed rejection", "gitea-author", listed("REQUEST_CHANGES", true, true), "gitea_call_operation", ask("carol"), asked},
+		{"an unofficial rejection", "gitea-author", listed("REQUEST_CHANGES", false, false), "gitea_call_operation", ask("carol"), asked},
+		{"a comment", "gitea-author", listed("COMMENT", true, false), "gitea_call_operation", ask("carol"), asked},
+		{"another reviewer", "gitea-author", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", ask("dave"), asked},
+		{"an official request removed", "gitea-author", listed("REQUEST_REVIEW", true, false), "gitea_call_operation", drop("carol"), removed},
+		{"an official request asked again", "gitea-author", listed("REQUEST_REVIEW", true, false), "gitea_call_operation", ask("carol"), asked},
+		{"an unofficial request removed", "gitea-author", listed("REQUEST_REVIEW", false, false), "gitea_call_operation", drop("carol"), dropped},
+		{"a rejection's reviewer removed", "gitea-author", listed("REQUEST_CHANGES", true, false), "gitea_call_operation", drop("carol"), dropped},
+		{"reviews unreadable", "gitea-author", func(f *scriptedGitea) { f.user("bob").on("GET", reviews, 500, `{"message":"boom"}`) }, "gitea_call_operation", drop("dave"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Reason: "cannot read the pull request's reviews from Gitea to tell whether the request undoes one; refusing", Sent: []string{"GET " + reviews}}},
+		{"teams only", "gitea-author", func(f *scriptedGitea) { f.user("bob").on("POST", requests, 201, `[]`) }, "gitea_call_operation",
 			map[string]any{"operation": "repoCreatePullReviewRequests", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"team_reviewers": []any{"core"}}}},
-			liveGot{Sent: []string{"POST " + prPath + "/requested_reviewers"}}},
+			liveGot{Sent: []string{"POST " + requests}}},
 	})
 }
