@@ -479,10 +479,10 @@ type livePR struct {
 }
 
 // liveEffects judges what a write does by Gitea's live state: a write landing
-// on a default branch (any, in an empty repository) needs gitea.pr.merge unless the profile sets
-// allow_default_branch_writes; a merge that deletes its head branch (asked, or
-// by the repository's default) needs gitea.branch.delete; updating a pull
-// request writes to its head. The head repository, which the path does not
+// on a default branch (any branch, in an empty repository) also needs
+// gitea.pr.merge unless the profile sets allow_default_branch_writes; a
+// merge that deletes its head branch (asked, or by the repository's default)
+// needs gitea.branch.delete; updating a pull request writes to its head. The head repository, which the path does not
 // name, must be within the profile's repositories, as must a migration's
 // source on this Gitea and the upstream a fork merges from, and no issue a
 // merged pull request's title or description references may lie outside
