@@ -18,9 +18,14 @@
 //	                 the active profile permits
 //	executor.go    * the executor, the one door to Gitea: resolve, policy
 //	                 check (identity, self-approval, self-merge, head pins,
-//	                 effects, and the live reads they need: a pull request's
-//	                 author and head, the commits a write pushes), encode,
-//	                 send, result pipeline; the audit write is called here
+//	                 whose an object written is, and the live reads they need:
+//	                 a pull request's author and head), encode, send, result
+//	                 pipeline; the audit write is called here
+//	effects.go     * the live effects of a write (liveEffects, called by
+//	                 check): where it lands, the repositories it reaches (a
+//	                 fork's parent, a migration's source, the issues the
+//	                 commits it pushes reference), the pull requests a
+//	                 branch's deletion closes
 //	client.go      * the Gitea client: the one HTTP exchange (the token only
 //	                 to GITEA_URL, no redirect, bounded reads), fault naming,
 //	                 and the reads the policy's live checks make through it

@@ -1,0 +1,316 @@
+package main
+
+// The live effects of a write (README, "Execution profiles"): what Gitea does
+// beyond the operation's path, judged by Gitea's live state before anything
+// is sent (liveEffects, called by check in executor.go): where a write lands,
+// the repositories it reaches (a fork's parent, a migration's source, the
+// issues its commits and texts reference), the pull requests a branch's
+// deletion closes. Every read goes through the executor's client (client.go);
+// what cannot be read is a refusal.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// liveEffects judges what a write does by Gitea's live state: a write landing
+// on a default branch (any branch, in an empty repository) also needs
+// gitea.pr.merge unless the profile sets allow_default_branch_writes; a
+// merge that deletes its head branch (asked, or by the repository's default)
+// needs gitea.branch.delete; updating a pull request writes to its head. The head repository, which the path does not
+// name, must be within the profile's repositories, as must a migration's
+// source on this Gitea and the upstream a fork merges from, and no issue a
+// merged pull request's title or description references may lie outside
+// them, nor one that the commits a write pushes reference (pushedMessages),
+// the caller's name a sign-off writes included, nor one in the stored
+// description a new title makes Gitea read again; a deleted fork's parent,
+// whose pull requests the deletion closes, must be within them too, and so
+// must the owner an accepted transfer moves the repository to, and a fork's
+// parent where a deleted or renamed branch heads an open pull request, which
+// Gitea closes or retargets, and every fork that a repository's changed
+// visibility reaches; deleting a branch that heads an open pull request (here
+// or in the parent) needs gitea.pr.close, and one that bases one
+// gitea.pr.create too, since Gitea closes the first and retargets (or closes)
+// the second.
+// It returns the permission and reason of a refusal, or "", "".
+func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
+	body, _ := args["body"].(map[string]any)
+	if op.ID == "repoMigrate" && p.repoPats != nil {
+		for _, field := range []string{"clone_addr", "lfs_endpoint"} {
+			src, _ := body[field].(string)
+			if field == "lfs_endpoint" && src == "" { // Gitea then derives it from clone_addr
+				continue
+			}
+			u, err := url.Parse(src)
+			if err != nil || u.Host == "" {
+				return "", fmt.Sprintf("repoMigrate: %s %q is not a URL with a host, so %s cannot tell which repository it reads", field, src, p.Name)
+			}
+			// Gitea serves a repository, and its wiki, at .../owner/name[.wiki][.git]
+			// under any prefix, its LFS objects below /info/lfs, and this Gitea may
+			// answer at addresses the server does not know: a name it has
+			// (anything but a 404) is as good as self.
+			segs := strings.Split(strings.Trim(trimFold(strings.TrimRight(u.Path, "/"), "/info/lfs"), "/"), "/")
+			owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
+			if len(segs) > 1 {
+				owner = segs[len(segs)-2]
+			}
+			if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || owner != "" && x.get(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, nil) != http.StatusNotFound) {
+				return "", fmt.Sprintf("repoMigrate reads %q, which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of %s", owner+"/"+name, p.Name)
+			}
+		}
+	}
+	repo := params["owner"] + "/" + params["repo"]
+	var r struct { // the repository, read of Gitea by readRepo at most once per call
+		Parent *struct {
+			FullName      string `json:"full_name"`
+			DefaultBranch string `json:"default_branch"`
+		} `json:"parent"`
+		Default       *bool  `json:"default_delete_branch_after_merge"`
+		DefaultBranch string `json:"default_branch"`
+		Empty         bool   `json:"empty"`
+		Private       bool   `json:"private"`
+		ForksCount    int    `json:"forks_count"`
+		Transfer      *struct {
+			Recipient account `json:"recipient"`
+		} `json:"repo_transfer"`
+	}
+	read := false
+	readRepo := func() bool { read = read || x.live(ctx, "repoGet", params, &r); return read }
+	if op.ID == "repoMergeUpstream" && p.repoPats != nil {
+		if !readRepo() || r.Parent == nil {
+			return "", fmt.Sprintf("cannot read from Gitea which repository %q forks; refusing to merge from it", repo)
+		}
+		if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+			return "", fmt.Sprintf("repoMergeUpstream merges into %q from %q, the repository it forks, outside the repositories of %s", repo, r.Parent.FullName, p.Name)
+		}
+	}
+	if op.ID == "acceptRepoTransfer" && p.repoPats != nil {
+		// Accepting moves the repository to the pending transfer's recipient.
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea to whom %q is being transferred; refusing", repo)
+		}
+		if r.Transfer != nil && !p.allowsRepo(r.Transfer.Recipient.Login, params["repo"]) {
+			return "", fmt.Sprintf("acceptRepoTransfer transfers %q to %q, outside the repositories of %s", repo, r.Transfer.Recipient.Login+"/"+params["repo"], p.Name)
+		}
+	}
+	if (op.ID == "repoDeleteBranch" || op.ID == "repoRenameBranch") && p.repoPats != nil {
+		// Gitea closes the open pull requests a deleted branch heads, a fork's
+		// in its parent too; a renamed one renames their head.
+		doing, does := "deleting", "closes"
+		if op.ID == "repoRenameBranch" {
+			doing, does = "renaming", "retargets"
+		}
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests %s it %s; refusing", repo, doing, does)
+		}
+		if r.Parent != nil {
+			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+				switch n, _, ok := x.openPullsOn(ctx, r.Parent.FullName, repo, params["branch"]); {
+				case !ok:
+					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", r.Parent.FullName, repo, params["branch"], doing, does)
+				case n != 0:
+					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, params["branch"], repo, does, r.Parent.FullName, n, p.Name)
+				}
+			}
+		}
+	}
+	if op.ID == "repoDeleteBranch" && !(p.grants("gitea.pr.close") && p.grants("gitea.pr.create")) {
+		// Gitea closes the open pull requests the branch heads, a fork's in its
+		// parent too, and retargets those based on it to the default branch
+		// (or, as it may be configured, closes them).
+		branch, where := params["branch"], []string{repo}
+		if !readRepo() {
+			return "gitea.pr.close", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests its deletion closes; refusing", repo)
+		}
+		if r.Parent != nil {
+			where = append(where, r.Parent.FullName)
+		}
+		for _, full := range where {
+			headed, based, ok := x.openPullsOn(ctx, full, repo, branch)
+			if !ok {
+				return "gitea.pr.close", fmt.Sprintf("cannot read from Gitea which open pull requests of %q the branch %q heads or bases, which its deletion closes or retargets; refusing", full, branch)
+			}
+			for _, c := range []struct {
+				n    int64
+				perm string
+				what string
+			}{{headed, "gitea.pr.close", "closes the pull request %s!%d it heads"}, {based, "gitea.pr.close", "retargets (or closes) the pull request %s!%d based on it"},
+				{based, "gitea.pr.create", "retargets the pull request %s!%d based on it to the default branch"}} {
+				if ok, why := permitted(p, c.perm); c.n != 0 && !ok {
+					return c.perm, fmt.Sprintf("deleting the branch %q of %q "+c.what+"; %s", branch, repo, full, c.n, why)
+				}
+			}
+		}
+	}
+	if op.ID == "repoEdit" && p.repoPats != nil && body["private"] != nil {
+		// Gitea gives the repository's forks, and theirs, a visibility it changes.
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea whether %q is private, whose forks take a visibility it changes; refusing", repo)
+		}
+		if body["private"] != r.Private {
+			switch fork, ok := x.forkOutside(ctx, p, repo, r.ForksCount); {
+			case !ok:
+				return "", fmt.Sprintf("cannot read from Gitea every fork of %q, which takes the visibility it changes (Gitea lists only the forks you may see); refusing", repo)
+			case fork != "": // not named: listForks, which would name it, is refused under repositories
+				return "", fmt.Sprintf("changing the visibility of %q changes that of a fork of it (or of its forks) outside the repositories of %s", repo, p.Name)
+			}
+		}
+	}
+	if op.ID == "repoDelete" && p.repoPats != nil {
+		// Gitea closes the pull requests a deleted fork heads in its parent.
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, whose pull requests its deletion closes; refusing", repo)
+		}
+		if r.Parent != nil {
+			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+				return "", fmt.Sprintf("deleting %q closes the pull requests it heads in %q, the repository it forks, outside the repositories of %s", repo, r.Parent.FullName, p.Name)
+			}
+		}
+	}
+	if p.repoPats != nil && (op.ID == "issueEditIssue" || op.ID == "repoEditPullRequest") && body["title"] != nil && body["body"] == nil {
+		// A new title makes Gitea read the stored description's references again, as the caller's.
+		var issue struct {
+			Body string `json:"body"`
+		}
+		if !x.live(ctx, "issueGetIssue", params, &issue) {
+			return "", "cannot read from Gitea the description a new title makes Gitea read again; refusing"
+		}
+		if ref := p.refOutside(issue.Body); ref != "" {
+			return "", fmt.Sprintf("a new title makes Gitea read the description again, as yours, and it references %q, outside the repositories of %s", ref, p.Name)
+		}
+	}
+	branch, lands := landingBranch(op.ID, args, params)
+	if op.ID == "repoMergePullRequest" { // the title and description are read only for a merge
+		if ref := p.refOutside(pr.Title + "\n" + pr.Body); ref != "" {
+			return "", fmt.Sprintf("the pull request's title or description references %q, outside the repositories of %s: Gitea closes it on merge after a closing keyword", ref, p.Name)
+		}
+	}
+	writesHead := op.ID == "repoUpdatePullRequest"
+	if op.ID == "repoMergePullRequest" {
+		del, set := body["delete_branch_after_merge"]
+		if !set || del == nil {
+			if !readRepo() || r.Default == nil {
+				return "gitea.branch.delete", fmt.Sprintf("cannot read from Gitea whether merging in %q deletes the head branch; refusing (set delete_branch_after_merge)", repo)
+			}
+			del = *r.Default
+		}
+		if writesHead = del == true; writesHead {
+			if ok, why := permitted(p, "gitea.branch.delete"); !ok {
+				return "gitea.branch.delete", fmt.Sprintf("merging in %q deletes the head branch (the repository's default_delete_branch_after_merge); %s; set delete_branch_after_merge to false", repo, why)
+			}
+		}
+	}
+	if writesHead {
+		if pr.Head.Repo == nil {
+			return "", "cannot read the pull request's head repository from Gitea; refusing to write to its head branch"
+		}
+		head := pr.Head.Repo.FullName
+		if owner, name, _ := strings.Cut(head, "/"); !p.allowsRepo(owner, name) {
+			return "", fmt.Sprintf("%s writes to the head branch %q of %q, outside the repositories of %s", op.ID, pr.Head.Ref, head, p.Name)
+		}
+		if op.ID == "repoUpdatePullRequest" {
+			branch, lands, repo = pr.Head.Ref, strings.EqualFold(pr.Head.Ref, pr.Head.Repo.DefaultBranch), head
+		}
+	}
+	if p.repoPats != nil {
+		upstream, def := "", "" // the comparison of a fork's branch with its parent's; the default branch
+		if b, _ := landingBranch(op.ID, args, params); op.ID == "repoMergeUpstream" {
+			// Gitea syncs the parent's branch of that name, or its default branch if it has none.
+			b = cmp.Or(b, r.DefaultBranch)
+			from, ok := x.branchOf(ctx, r.Parent.FullName, b, r.Parent.DefaultBranch)
+			if !ok {
+				return "", fmt.Sprintf("cannot read from Gitea which branch of %q syncs %q; refusing", r.Parent.FullName, b)
+			}
+			upstream = b + "..." + r.Parent.FullName + ":" + from
+		} else if op.ID == "repoMergePullRequest" || op.ID == "repoCreateBranch" && body["old_ref_name"] != nil ||
+			slices.Contains(contentsOps, op.ID) && body["force_push"] == true {
+			readRepo()
+			def = r.DefaultBranch
+		}
+		msgs, ok := x.pushedMessages(ctx, op, args, params, pr, upstream, def)
+		if name, _, writes := signedOff(body); slices.Contains(contentsOps, op.ID) && writes && name == "" {
+			// Gitea signs the message off with the committer's name: the
+			// caller's full name where the body names no one (a name
+			// the body gives is judged with the body).
+			var me account
+			ok = ok && x.live(ctx, "userGetCurrent", nil, &me)
+			msgs = append(msgs, me.written()...)
+		}
+		if !ok {
+			return "", fmt.Sprintf("cannot read from Gitea the messages of the commits %s puts on a branch, which may reference issues outside the repositories of %s; refusing", op.ID, p.Name)
+		}
+		if ref := p.refOutside(msgs); ref != "" {
+			return "", fmt.Sprintf("the commits %s puts on a branch reference %q, outside the repositories of %s: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword", op.ID, ref, p.Name)
+		}
+	}
+	if slices.Contains(contentsOps, op.ID) && !p.grants("gitea.issue.close") {
+		// Where the body names no one, the Signed-off-by line names the
+		// caller, by the full name Gitea holds for them.
+		if name, _, writes := signedOff(body); writes && name == "" {
+			var me account
+			if !x.live(ctx, "userGetCurrent", nil, &me) {
+				return "gitea.issue.close", fmt.Sprintf("cannot read from Gitea the full name %s's Signed-off-by line writes into the commit's message; refusing (name a committer)", op.ID)
+			}
+			if slices.ContainsFunc(me.written(), namesIssue) {
+				_, why := p.allows("gitea.issue.close")
+				return "gitea.issue.close", fmt.Sprintf("%s: signoff: true writes your full name %q into the commit's message as a Signed-off-by line, and Gitea closes the issues it names after a closing keyword as it does the message's; %s", op.ID, me.FullName, why)
+			}
+		}
+	}
+	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {
+		return "", ""
+	}
+	what := "the default branch of"
+	if branch == "" || op.ID != "repoUpdatePullRequest" {
+		if !readRepo() || r.DefaultBranch == "" {
+			return permMerge, fmt.Sprintf("cannot read the default branch of %q from Gitea; refusing to write to %q", repo, branch)
+		}
+		switch {
+		case r.Empty: // Gitea makes the branch of an empty repository's first commit its default branch
+			branch, what = cmp.Or(branch, r.DefaultBranch), "the branch Gitea makes the default branch of the empty repository"
+		case branch != "" && !strings.EqualFold(branch, r.DefaultBranch):
+			return "", ""
+		default:
+			branch = r.DefaultBranch
+		}
+	}
+	_, why := permitted(p, permMerge)
+	return permMerge, fmt.Sprintf("%s lands on %q, %s %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, what, repo, why)
+}
+
+// maybeSelf reports whether host may be this Gitea's host: the same name (in
+// any case, with or without a trailing dot), an address Gitea's name resolves
+// to, a loopback, private or unspecified address, or a name that does not
+// resolve (fail closed).
+func (x *executor) maybeSelf(ctx context.Context, host string) bool {
+	own := x.cfg.url.Hostname()
+	if strings.EqualFold(strings.TrimSuffix(host, "."), strings.TrimSuffix(own, ".")) {
+		return true
+	}
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	owns, err2 := net.DefaultResolver.LookupIPAddr(ctx, own)
+	if err != nil || err2 != nil {
+		return true
+	}
+	for _, ip := range ips {
+		if ip.IP.IsLoopback() || ip.IP.IsPrivate() || ip.IP.IsUnspecified() || ip.IP.IsLinkLocalUnicast() ||
+			slices.ContainsFunc(owns, func(o net.IPAddr) bool { return o.IP.Equal(ip.IP) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// trimFold removes suffix from s in any case.
+func trimFold(s, suffix string) string {
+	if len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix) {
+		return s[:len(s)-len(suffix)]
+	}
+	return s
+}
