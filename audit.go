@@ -266,6 +266,8 @@ func loadAuditKey(getenv func(string) string) ([]byte, error) {
 type auditLog struct {
 	mu    sync.Mutex
 	f     *os.File
+	path  string
+	size  int64 // where the last line written ends
 	chain *auditChain
 	err   error            // sticky: after a failed write the chain cannot continue safely
 	now   func() time.Time // clock, replaced in tests
@@ -289,7 +291,34 @@ func openAudit(path string, key []byte) (*auditLog, error) {
 		clear(c.key)
 		return nil, fmt.Errorf("audit log %q does not verify, so it cannot be continued: %w; move it aside (keep it as evidence) and start a new one", path, err)
 	}
-	return &auditLog{f: f, chain: c, now: time.Now}, nil
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		clear(c.key)
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return &auditLog{f: f, path: path, size: st.Size(), chain: c, now: time.Now}, nil
+}
+
+// intact returns why the log can no longer be written safely: its path names
+// another file or none (deleted or rotated away: the lines would be lost), or
+// the file does not end where the last line did (truncated, or written by
+// another process: the chain is broken).
+func (a *auditLog) intact() error {
+	st, err := a.f.Stat()
+	if err != nil {
+		return err
+	}
+	at, err := os.Stat(a.path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s was removed: %w", a.path, err)
+	case !os.SameFile(st, at):
+		return fmt.Errorf("%s was replaced by another file", a.path)
+	case st.Mode().IsRegular() && st.Size() != a.size:
+		return fmt.Errorf("%s is %d bytes, not the %d written: it was truncated or written by another process", a.path, st.Size(), a.size)
+	}
+	return nil
 }
 
 // failed returns the error that stopped the log, or nil.
@@ -335,13 +364,16 @@ func (a *auditLog) record(e auditEntry) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	line, mac := a.chain.seal(content)
-	if _, err = a.f.Write(line); err == nil {
-		err = a.f.Sync()
+	if err = a.intact(); err == nil {
+		if _, err = a.f.Write(line); err == nil {
+			err = a.f.Sync()
+		}
 	}
 	if err != nil {
 		a.err = fmt.Errorf("audit: %w", err)
 		return a.err
 	}
+	a.size += int64(len(line))
 	a.chain.advance(mac)
 	return nil
 }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestE2ERedteam13AuditLogRotatedAway: found by the red team. The audit log
+// was checked only by its writes: deleted, replaced or truncated under the
+// running server (a rotation, a cleanup), its lines went to a file no one
+// reads, or broke the chain in place, and every mutation after it was still
+// sent. Now such a log stops mutations (infra_stop) and nothing is sent.
+func TestE2ERedteam13AuditLogRotatedAway(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt13audit", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	for _, tamper := range []struct {
+		name string
+		do   func(path string) error
+	}{
+		{"removed", os.Remove},
+		{"replaced", func(path string) error { return os.WriteFile(path+".new", nil, 0o600) }},
+		{"truncated", func(path string) error { return os.Truncate(path, 0) }},
+	} {
+		audit := filepath.Join(t.TempDir(), "audit.log")
+		c := e2eClient(t, g, "alice", "GITEA_AUDIT_LOG="+audit, "GITEA_AUDIT_KEY="+auditTestKey)
+		create := func(title string) (map[string]any, bool) {
+			return c.callTool("issueCreateIssue", map[string]any{"owner": owner, "repo": name, "body": map[string]any{"title": title}})
+		}
+		if res, isErr := create("rt13 before " + tamper.name); isErr {
+			t.Fatalf("%s: the first issue was refused: %v", tamper.name, res)
+		}
+		if err := tamper.do(audit); err != nil {
+			t.Fatal(err)
+		}
+		if tamper.name == "replaced" {
+			if err := os.Rename(audit+".new", audit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		title := "rt13 after " + tamper.name
+		res, isErr := create(title)
+		if kind := get(res, "error.kind"); !isErr || kind != "infra_stop" {
+			t.Errorf("%s: a mutation after the log was %s: error kind %v, want infra_stop: %v", tamper.name, tamper.name, kind, res)
+		}
+		_, _, data, err := g.api("alice", "GET", "/repos/"+repo+"/issues?state=all&type=issues&limit=50", nil)
+		var issues []struct{ Title string }
+		if err != nil || json.Unmarshal(data, &issues) != nil {
+			t.Fatalf("list issues: %v: %s", err, data)
+		}
+		for _, is := range issues {
+			if is.Title == title {
+				t.Errorf("%s: the issue was created with the audit log %s", tamper.name, tamper.name)
+			}
+		}
+		c.close()
+	}
+}
