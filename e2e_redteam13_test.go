@@ -59,3 +59,39 @@ func TestE2ERedteam13AuditLogRotatedAway(t *testing.T) {
 		c.close()
 	}
 }
+
+// TestE2ERedteam13CheckoutGoMod: found by the red team. The server took its
+// working directory for its checkout (whose unfinished merge stops
+// mutations) only when go.mod began with the exact bytes "module
+// giteamcp\n": a go.mod with CRLF line ends (a Windows checkout), a comment
+// first, or a conflict in its first line turned the runtime isolation check
+// off, and an issue was created on Gitea during an unfinished merge.
+func TestE2ERedteam13CheckoutGoMod(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt13mod", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	for _, mod := range []string{
+		"module giteamcp\r\n\r\ngo 1.26\r\n",
+		"// The gitea MCP server.\nmodule giteamcp\n",
+		"<<<<<<< HEAD\nmodule giteamcp\n=======\nmodule giteamcp // renamed\n>>>>>>> other\n",
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(dir, ".git"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		c := startClientIn(t, dir, "GITEA_URL="+g.URL, "GITEA_TOKEN="+g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner", "GITEA_MCP_TOOLS=issueCreateIssue")
+		c.initialize("2025-11-25")
+		c.call("tools/list", nil) // waits for the start-up checks
+		if err := os.WriteFile(filepath.Join(dir, ".git", "MERGE_HEAD"), []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, isErr := c.callTool("issueCreateIssue", map[string]any{"owner": owner, "repo": name, "body": map[string]any{"title": "rt13 during a merge"}})
+		if kind := get(res, "error.kind"); !isErr || kind != "infra_stop" {
+			t.Errorf("go.mod %q: a mutation during an unfinished merge: error kind %v, want infra_stop: %v", mod, kind, res)
+		}
+		c.close()
+	}
+}

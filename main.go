@@ -482,16 +482,21 @@ func newServer(getenv func(string) string) (*server, error) {
 }
 
 // sourceDir returns the working directory when it is a checkout of this
-// server (go run .), whose state infraCheck watches; "" otherwise.
+// server (go run .), whose state infraCheck watches; "" otherwise. Its go.mod
+// declares module giteamcp on any line, as written: after a comment, with CRLF
+// line ends, or between conflict markers.
 func sourceDir() string {
 	dir, err := os.Getwd()
 	if err != nil {
 		return ""
 	}
-	if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.HasPrefix(string(mod), "module giteamcp\n") {
-		return ""
+	mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	for line := range strings.Lines(string(mod)) {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "module" && strings.Trim(f[1], `"`) == "giteamcp" {
+			return dir
+		}
 	}
-	return dir
+	return ""
 }
 
 // load checks the runtime isolation, reads the OpenAPI document and builds

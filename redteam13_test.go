@@ -61,3 +61,34 @@ func TestAuditIntact(t *testing.T) {
 		a.close()
 	}
 }
+
+// TestSourceDir: the working directory is the server's checkout when its
+// go.mod declares module giteamcp, however the file is laid out; another
+// module, a comment naming it, or no go.mod is not.
+func TestSourceDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	want, _ := os.Getwd()
+	for mod, ok := range map[string]bool{
+		"module giteamcp\n\ngo 1.26\n":       true,
+		"module giteamcp\r\n\r\ngo 1.26\r\n": true,
+		"// The server.\nmodule giteamcp\n":  true,
+		"<<<<<<< HEAD\nmodule giteamcp\n=======\nmodule giteamcp // renamed\n>>>>>>> other\n": true,
+		"module \"giteamcp\"\n":  true,
+		"module giteamcpx\n":     false,
+		"module example.com/x\n": false,
+		"// module giteamcp\n":   false,
+		"":                       false,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := sourceDir(); got != map[bool]string{true: want}[ok] {
+			t.Errorf("go.mod %q: sourceDir = %q, want %q", mod, got, map[bool]string{true: want}[ok])
+		}
+	}
+	os.Remove(filepath.Join(dir, "go.mod"))
+	if got := sourceDir(); got != "" {
+		t.Errorf("no go.mod: sourceDir = %q", got)
+	}
+}
