@@ -516,8 +516,9 @@ func (s *server) refuseArgs(ctx context.Context, t *tool, args map[string]any, e
 // infraRecovery is the recovery advice every infra_stop error ends with.
 const infraRecovery = "to recover: resolve the conflicts or abort (git merge --abort / git rebase --abort), restart the gitea mcp server, then retry the task"
 
-// unfinishedGitStates are the gitdir entries an unfinished merge, rebase, cherry-pick or revert leaves.
-var unfinishedGitStates = []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
+// unfinishedGitStates are the gitdir entries an unfinished merge, rebase, cherry-pick or revert leaves:
+// a squash merge leaves only SQUASH_MSG, and a series of picks or reverts, once one is committed by hand, only sequencer.
+var unfinishedGitStates = []string{"MERGE_HEAD", "SQUASH_MSG", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer"}
 
 // infraCheck returns an error starting with "infra_stop: " when the config file
 // (configPath, "" = none) has conflict markers, or when the checkout at

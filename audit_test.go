@@ -526,6 +526,8 @@ func TestInfraCheck(t *testing.T) {
 		{"rebase-merge", map[string]string{".git/rebase-merge/": "", "config.json": "{}"}, "(rebase-merge exists)"},
 		{"rebase-apply", map[string]string{".git/rebase-apply/": "", "config.json": "{}"}, "(rebase-apply exists)"},
 		{"cherry-pick", map[string]string{".git/CHERRY_PICK_HEAD": "abc\n", "config.json": "{}"}, "(CHERRY_PICK_HEAD exists)"},
+		{"squash merge", map[string]string{".git/SQUASH_MSG": "Squashed commit\n", "config.json": "{}"}, "(SQUASH_MSG exists)"},
+		{"series of picks", map[string]string{".git/sequencer/todo": "pick abc\n", "config.json": "{}"}, "(sequencer exists)"},
 		{"worktree gitdir, relative", map[string]string{".git": "gitdir: ../main/.git/worktrees/wt\n", "../main/.git/worktrees/wt/MERGE_HEAD": "x", "config.json": "{}"}, "(MERGE_HEAD exists)"},
 		{"worktree gitdir, clean", map[string]string{".git": "gitdir: ../main/.git/worktrees/wt\n", "../main/.git/worktrees/wt/HEAD": "x", "config.json": "{}"}, ""},
 		{"bad .git file", map[string]string{".git": "nonsense\n", "config.json": "{}"}, ".git is a file without a gitdir: line"},

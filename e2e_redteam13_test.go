@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,6 +93,74 @@ func TestE2ERedteam13CheckoutGoMod(t *testing.T) {
 		res, isErr := c.callTool("issueCreateIssue", map[string]any{"owner": owner, "repo": name, "body": map[string]any{"title": "rt13 during a merge"}})
 		if kind := get(res, "error.kind"); !isErr || kind != "infra_stop" {
 			t.Errorf("go.mod %q: a mutation during an unfinished merge: error kind %v, want infra_stop: %v", mod, kind, res)
+		}
+		c.close()
+	}
+}
+
+// TestE2ERedteam13UnfinishedSquashAndPicks: found by the red team. A squash
+// merge that stopped on a conflict leaves no MERGE_HEAD (SQUASH_MSG), and a
+// series of cherry-picks whose conflict was committed by hand leaves only
+// sequencer/ (git status: "Cherry-pick currently in progress"); with the
+// conflict outside the server's Go sources, an issue was created on Gitea
+// from either checkout.
+func TestE2ERedteam13UnfinishedSquashAndPicks(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt13seq", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	for _, steps := range map[string][]string{
+		"squash": {"merge --squash other"},
+		"picks":  {"cherry-pick other other~1", "add README", "commit -q -m resolved"},
+	} {
+		dir := t.TempDir()
+		git := func(args string) error {
+			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, strings.Fields(args)...)...)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("git %s: %v: %s", args, err, out)
+			}
+			return nil
+		}
+		write := func(file, text string) {
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("go.mod", "module giteamcp\n")
+		write("README", "base\n")
+		for _, args := range []string{"init -q -b main", "add .", "commit -q -m base", "checkout -q -b other"} {
+			if err := git(args); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, text := range []string{"other\n", "other 2\n"} {
+			write("README", text)
+			if err := git("commit -q -a -m other"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := git("checkout -q main"); err != nil {
+			t.Fatal(err)
+		}
+		write("README", "mine\n") // README changed on both branches: the conflict
+		if err := git("commit -q -a -m mine"); err != nil {
+			t.Fatal(err)
+		}
+		c := startClientIn(t, dir, "GITEA_URL="+g.URL, "GITEA_TOKEN="+g.Tokens["alice"], "GITEA_MCP_PROFILE=gitea-owner", "GITEA_MCP_TOOLS=issueCreateIssue")
+		c.initialize("2025-11-25")
+		c.call("tools/list", nil) // waits for the start-up checks
+		if err := git(steps[0]); err == nil {
+			t.Fatalf("%s: no conflict", steps[0])
+		}
+		for _, args := range steps[1:] {
+			if err := git(args); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, isErr := c.callTool("issueCreateIssue", map[string]any{"owner": owner, "repo": name, "body": map[string]any{"title": "rt13 during " + steps[0]}})
+		if kind := get(res, "error.kind"); !isErr || kind != "infra_stop" {
+			t.Errorf("git %s: a mutation from the unfinished checkout: error kind %v, want infra_stop: %v", steps[0], kind, res)
 		}
 		c.close()
 	}
