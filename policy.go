@@ -615,6 +615,9 @@ func (p *profile) repoDenied(op opInfo, args map[string]any, pathParams map[stri
 			return fmt.Sprintf("repository %q is outside the repositories of %s", owner+"/"+repo, p.Name)
 		}
 	}
+	if ref := fetchedRef(args, pathParams); ref != "" {
+		return fmt.Sprintf("%s names %q: FETCH_HEAD is the commit Gitea last fetched into the repository from another (a pull request's base), outside the repositories of %s", op.ID, ref, p.Name)
+	}
 	if op.ID == "repoCompareDiff" || op.ID == "repoCreatePullRequest" {
 		spec := pathParams["basehead"]
 		if body, _ := args["body"].(map[string]any); op.ID == "repoCreatePullRequest" {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -563,6 +564,22 @@ func (p *profile) allowsRepo(owner, repo string) bool {
 		}
 	}
 	return false
+}
+
+// fetchedRef returns a path, query or body ref value naming FETCH_HEAD,
+// which git resolves wherever Gitea reads a revision (TestFetchedRef), or "".
+func fetchedRef(args map[string]any, pathParams map[string]string) string {
+	body, _ := args["body"].(map[string]any)
+	vs := slices.Collect(maps.Values(pathParams))
+	for _, k := range []string{"sha", "ref", "old_ref_name", "target", "target_commitish", "new_commit_id"} {
+		a, _ := args[k].(string)
+		b, _ := body[k].(string)
+		vs = append(vs, a, b)
+	}
+	if i := slices.IndexFunc(vs, func(v string) bool { return strings.Contains(strings.ToUpper(v), "FETCH_HEAD") }); i >= 0 {
+		return vs[i]
+	}
+	return ""
 }
 
 // shows reports whether profile p (nil: none) may call op with some
