@@ -10,7 +10,8 @@ import (
 // TestE2ERedteam14FetchHead: Gitea fetches a pull request's base commit into
 // its head repository (services/git/compare.go GetCompareInfo,
 // FetchRemoteCommit), where git keeps it as FETCH_HEAD, and resolves any
-// revision git does in git/commits/{sha}, commits?sha= and a tag's target.
+// revision git does in git/commits/{sha}, commits?sha=, git/trees, an
+// archive's name and a tag's target.
 // Found by the red team: a profile limited to bob's fork read, as FETCH_HEAD
 // of the fork, the commit alice pushed to her private repository after the
 // fork, once bob's pull request into it was opened. Now a ref naming
@@ -41,6 +42,8 @@ func TestE2ERedteam14FetchHead(t *testing.T) {
 		{"repoGetSingleCommit", map[string]any{"sha": "FETCH_HEAD"}},
 		{"repoGetAllCommits", map[string]any{"sha": "FETCH_HEAD~0"}},
 		{"repoDownloadCommitDiffOrPatch", map[string]any{"sha": "FETCH_HEAD", "diffType": "patch"}},
+		{"repoGetArchive", map[string]any{"archive": "FETCH_HEAD.tar.gz"}},
+		{"GetTree", map[string]any{"sha": "FETCH_HEAD", "recursive": true}},
 		{"repoCreateTag", map[string]any{"body": map[string]any{"tag_name": "fetched", "target": "FETCH_HEAD"}}},
 	} {
 		call.args["owner"], call.args["repo"] = "bob", forkName
