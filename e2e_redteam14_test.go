@@ -52,6 +52,17 @@ func TestE2ERedteam14FetchHead(t *testing.T) {
 			t.Errorf("%s %v under forker: isError %v, %.300s; want it refused, naming FETCH_HEAD", call.op, call.args, isErr, str(out))
 		}
 	}
+	for _, q := range []map[string]any{nil, {"sha": "FETCH_HEAD"}} {
+		path := map[bool]string{true: "/repos/" + fork + "/git/commits/FETCH_HEAD", false: "/repos/" + fork + "/commits"}[q == nil]
+		args := map[string]any{"method": "GET", "path": path}
+		if q != nil {
+			args["query"] = q
+		}
+		out, isErr := c.callTool("gitea_api_request", args)
+		if !isErr || strings.Contains(str(out), "upstream only") || !strings.Contains(str(get(out, "error.permission_report.reason")), "FETCH_HEAD") {
+			t.Errorf("gitea_api_request GET %s %v under forker: isError %v, %.300s; want it refused", path, q, isErr, str(out))
+		}
+	}
 	if st, _, _, _ := g.api("bob", "GET", "/repos/"+fork+"/tags/fetched", nil); st != http.StatusNotFound {
 		t.Errorf("tag fetched in %s: status %d; want none", fork, st)
 	}
