@@ -221,8 +221,8 @@ func (c *client) recv() []byte {
 			c.tb.Fatalf("server closed stdout; stderr:\n%s", c.stderr.String())
 		}
 		return line
-	case <-time.After(30 * time.Second):
-		c.tb.Fatalf("no answer from server in 30s; stderr:\n%s", c.stderr.String())
+	case <-time.After(patience):
+		c.tb.Fatalf("no answer from server in %v; stderr:\n%s", patience, c.stderr.String())
 	}
 	return nil
 }
@@ -354,8 +354,8 @@ func startHTTPProgram(tb testing.TB, addr string, env ...string) *httpProgram {
 		return p
 	case <-p.done:
 		tb.Fatalf("the server exited: %s", p.log.String())
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("the server did not serve in 30s: %s", p.log.String())
+	case <-time.After(patience):
+		tb.Fatalf("the server did not serve in %v: %s", patience, p.log.String())
 	}
 	return nil
 }
