@@ -294,6 +294,7 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 		for page := 1; page <= maxFilePages && !whole; page++ { // every page: Gitea caps how many one answer holds
 			var changed []struct {
 				Filename string `json:"filename"`
+				Previous string `json:"previous_filename"` // a rename's old name, which it deletes
 			}
 			env := s.step(ctx, tool, "", "repoGetPullRequestFiles", with(target(args), "limit", 50, "page", page), &changed)
 			if env.Error != nil {
@@ -303,7 +304,10 @@ func mergePR(ctx context.Context, s *server, _ *session, args map[string]any) ma
 			altered = altered || env.HiddenRemoved > 0 || len(env.SecretsMasked) > 0
 			for _, f := range changed {
 				got = append(got, f.Filename)
-				altered = altered || strings.Contains(f.Filename, redactedMarker)
+				if f.Previous != "" {
+					got = append(got, f.Previous)
+				}
+				altered = altered || strings.Contains(f.Filename+f.Previous, redactedMarker)
 			}
 			whole = len(changed) == 0
 		}
