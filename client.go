@@ -624,7 +624,10 @@ type pushed struct {
 			Name string `json:"name"`
 		}
 	} `json:"commit"`
-	User account `json:"user"`
+	User    account `json:"user"`
+	Parents []struct {
+		SHA string `json:"sha"`
+	} `json:"parents"`
 }
 
 // texts returns the texts of commits (or reviews) that Gitea reads for

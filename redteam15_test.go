@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+)
 
 // TestMergeRename: a renamed file changes its old name too (previous_filename,
 // which Gitea lists apart): expected_changed_files must name both; a name
@@ -26,5 +31,34 @@ func TestMergeRename(t *testing.T) {
 			liveGot{Sent: []string{getPR, getPR, files, files, getPR, doMerge, getPR}}},
 		{"a name listed twice", "gitea-merger", typeChanged, "gitea_merge_pr", args("x", "x"),
 			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: []string{getPR, getPR, files, files}}},
+	})
+}
+
+// TestRebaseMergeCommits: a rebase merge (do: rebase or rebase-merge)
+// replays the pull request's commits without its merge commits: a merge
+// commit among them, or commits that cannot be read, is a refusal.
+func TestRebaseMergeCommits(t *testing.T) {
+	t.Parallel()
+	args := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "head_sha": headSHA, "confirm": "MERGE PR 1", "merge_method": "rebase"}
+	commits := func(parents ...int) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			var list []any
+			for _, n := range parents {
+				list = append(list, map[string]any{"sha": otherSHA, "parents": make([]map[string]string, n)})
+			}
+			body, _ := json.Marshal(list)
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("POST", prPath+"/merge", 200).
+				answer("GET", prPath+"/commits", fakeAnswer{status: 200, body: string(body), header: http.Header{"X-Total-Count": {strconv.Itoa(len(list))}}})
+		}
+	}
+	const getPR, list, doMerge = "GET " + prPath, "GET " + prPath + "/commits", "POST " + prPath + "/merge"
+	refused := liveGot{IsError: true, Blocked: []string{"policy allows gitea.pr.merge"}, Sent: []string{getPR, getPR, list}}
+	runLiveCases(t, []liveCase{
+		{"linear", "gitea-merger", commits(1, 1), "gitea_merge_pr", args, liveGot{Sent: []string{getPR, getPR, list, getPR, list, doMerge, getPR}}},
+		{"a merge commit", "gitea-merger", commits(1, 2), "gitea_merge_pr", args, refused},
+		{"a root commit", "gitea-merger", commits(0), "gitea_merge_pr", args, refused},
+		{"unreadable", "gitea-merger", func(f *scriptedGitea) {
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/commits", 500, `{"message":"boom"}`)
+		}, "gitea_merge_pr", args, refused},
 	})
 }
