@@ -164,12 +164,13 @@ func TestE2EAllowlistRebaseTemplateCommitTitle(t *testing.T) {
 		Number int
 		Head   struct{ SHA string }
 	}
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "plain", "message": secretName + "\n\nplain work",
-		"files": fileOps("plain.txt")}, http.StatusCreated, nil)
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "plain", "base": "main", "title": "clean plain"}, http.StatusCreated, &p)
+	// The template first: a rebase merge is judged only where the head starts at the base's tip.
 	tpl := fmt.Sprintf("Fixes ${BaseRepoOwnerName}/${CommitTitle}#%d\n", far.Number)
 	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "rebase template", "files": []map[string]string{{"operation": "create",
 		"path": ".gitea/default_merge_message/REBASE_TEMPLATE.md", "content": base64.StdEncoding.EncodeToString([]byte(tpl))}}}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "plain", "message": secretName + "\n\nplain work",
+		"files": fileOps("plain.txt")}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "plain", "base": "main", "title": "clean plain"}, http.StatusCreated, &p)
 	if s.err != nil {
 		t.Fatal(s.err)
 	}

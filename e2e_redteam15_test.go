@@ -183,3 +183,69 @@ func TestE2ERedteam15RebaseEvilMerge(t *testing.T) {
 		t.Errorf("evil.sh is on main (%d), in no file of the pull request", status)
 	}
 }
+
+// TestE2ERedteam15RebaseDropsPicked: git rebase drops a commit whose change
+// the base already has (by patch id) and replays the rest: bob's topic added
+// keep.txt and removed it again, so its files were doc.md alone; once main
+// had keep.txt of its own by the same change, a rebase merge of topic,
+// expected_changed_files [doc.md], removed keep.txt from main.
+func TestE2ERedteam15RebaseDropsPicked(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rebasedrop", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	dir := t.TempDir()
+	u, _ := url.Parse(g.URL)
+	u.User, u.Path = url.UserPassword("bob", g.Tokens["bob"]), "/"+repo+".git"
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=bob", "-c", "user.email=bob@example.com"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(file, text string) {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("clone", "-q", u.String(), ".")
+	git("checkout", "-q", "-b", "topic")
+	write("keep.txt", "keep\n")
+	git("add", "keep.txt")
+	git("commit", "-q", "-m", "keep")
+	git("rm", "-q", "keep.txt")
+	git("commit", "-q", "-m", "not yet")
+	write("doc.md", "docs\n")
+	git("add", "doc.md")
+	git("commit", "-q", "-m", "docs")
+	git("push", "-q", "origin", "topic")
+	git("checkout", "-q", "main")
+	write("other.txt", "other\n") // main moves first: a pick onto the same parent in the same second would be the very commit
+	git("add", "other.txt")
+	git("commit", "-q", "-m", "other")
+	git("cherry-pick", "topic~2")
+	git("push", "-q", "origin", "main")
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "docs"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
+	for deadline := time.Now().Add(30 * time.Second); get(waitMergeable(t, c, owner, name, pr.Number), "data.mergeable") != true; time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pull request is not mergeable")
+		}
+	}
+	res, isErr := c.callTool("gitea_merge_pr", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "merge_method": "rebase",
+		"confirm": fmt.Sprintf("MERGE PR %d", pr.Number), "expected_changed_files": []string{"doc.md"}})
+	if !isErr || get(res, "data.merged") != false {
+		t.Errorf("rebase merge past a base holding one of its changes: %v", res)
+	}
+	if status, _, _, _ := g.api("alice", "GET", "/repos/"+repo+"/contents/keep.txt?ref=main", nil); status != http.StatusOK {
+		t.Errorf("keep.txt is gone from main (%d), in no file of the pull request", status)
+	}
+}

@@ -23,8 +23,8 @@ import (
 // on a default branch (any branch, in an empty repository) also needs
 // gitea.pr.merge unless the profile sets allow_default_branch_writes; a
 // merge that deletes its head branch (asked, or by the repository's default)
-// needs gitea.branch.delete; a rebase merge of commits holding a merge commit
-// is refused; updating a pull request writes to its head. The head repository, which the path does not
+// needs gitea.branch.delete; a rebase merge is refused unless the head is
+// linear and starts at the base's tip; updating a pull request writes to its head. The head repository, which the path does not
 // name, must be within the profile's repositories, as must a migration's
 // source on this Gitea and the upstream a fork merges from, and no issue a
 // merged pull request's title or description references may lie outside
@@ -193,11 +193,15 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	if do, _ := body["do"].(string); op.ID == "repoMergePullRequest" && strings.HasPrefix(do, "rebase") {
-		// git rebase replays the head's commits but its merge commits: what a
-		// merge commit resolved (a file it removed) is not what lands.
+		// git rebase replays the head's commits but its merge commits, and
+		// but those whose change the base already has: what lands is the head
+		// only where it is linear and starts at the base's tip.
 		own, ok := x.allCommits(ctx, "repoGetPullRequestCommits", params, nil)
-		if i := slices.IndexFunc(own, func(c pushed) bool { return len(c.Parents) != 1 }); !ok || i >= 0 {
-			return "", fmt.Sprintf("do: %s replays the pull request's commits without its merge commits, so what lands may not be its head: a merge commit (or a root commit) among them, or they could not be read from Gitea; merge or squash it", do)
+		ahead, ok2 := x.allCommits(ctx, "repoGetAllCommits", map[string]string{"owner": params["owner"], "repo": params["repo"]},
+			url.Values{"sha": {pr.Base.SHA}, "not": {pr.Head.SHA}})
+		if i := slices.IndexFunc(own, func(c pushed) bool { return len(c.Parents) != 1 }); !ok || !ok2 || i >= 0 || len(ahead) > 0 || pr.Base.SHA == "" {
+			return "", fmt.Sprintf("do: %s replays the pull request's commits onto the base without its merge commits and those whose change the base has, so what lands may not be its head: "+
+				"a merge or root commit among them, a base that moved past where the head starts, or commits that could not be read from Gitea; merge or squash it (or rebase the head on the base first)", do)
 		}
 	}
 	writesHead := op.ID == "repoUpdatePullRequest"

@@ -473,6 +473,7 @@ type livePR struct {
 	} `json:"head"`
 	Base struct {
 		Ref string `json:"ref"`
+		SHA string `json:"sha"` // the base branch's tip
 	} `json:"base"`
 }
 

@@ -35,30 +35,36 @@ func TestMergeRename(t *testing.T) {
 }
 
 // TestRebaseMergeCommits: a rebase merge (do: rebase or rebase-merge)
-// replays the pull request's commits without its merge commits: a merge
-// commit among them, or commits that cannot be read, is a refusal.
+// replays the pull request's commits without its merge commits and those
+// whose change the base has: a merge or root commit among them, a base with
+// commits the head lacks, or commits that cannot be read, is a refusal.
 func TestRebaseMergeCommits(t *testing.T) {
 	t.Parallel()
 	args := map[string]any{"owner": "alice", "repo": "demo", "index": 1, "head_sha": headSHA, "confirm": "MERGE PR 1", "merge_method": "rebase"}
-	commits := func(parents ...int) func(f *scriptedGitea) {
+	answer := func(parents ...int) fakeAnswer {
+		var list []any
+		for _, n := range parents {
+			list = append(list, map[string]any{"sha": otherSHA, "parents": make([]map[string]string, n)})
+		}
+		body, _ := json.Marshal(list)
+		return fakeAnswer{status: 200, body: string(body), header: http.Header{"X-Total-Count": {strconv.Itoa(len(list))}}}
+	}
+	commits := func(ahead int, parents ...int) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
-			var list []any
-			for _, n := range parents {
-				list = append(list, map[string]any{"sha": otherSHA, "parents": make([]map[string]string, n)})
-			}
-			body, _ := json.Marshal(list)
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("POST", prPath+"/merge", 200).
-				answer("GET", prPath+"/commits", fakeAnswer{status: 200, body: string(body), header: http.Header{"X-Total-Count": {strconv.Itoa(len(list))}}})
+				answer("GET", prPath+"/commits", answer(parents...)).answer("GET", repoPath+"/commits", answer(make([]int, ahead)...))
 		}
 	}
-	const getPR, list, doMerge = "GET " + prPath, "GET " + prPath + "/commits", "POST " + prPath + "/merge"
-	refused := liveGot{IsError: true, Blocked: []string{"policy allows gitea.pr.merge"}, Sent: []string{getPR, getPR, list}}
+	const getPR, list, base, doMerge = "GET " + prPath, "GET " + prPath + "/commits", "GET " + repoPath + "/commits", "POST " + prPath + "/merge"
+	refused := liveGot{IsError: true, Blocked: []string{"policy allows gitea.pr.merge"}, Sent: []string{getPR, getPR, list, base}}
 	runLiveCases(t, []liveCase{
-		{"linear", "gitea-merger", commits(1, 1), "gitea_merge_pr", args, liveGot{Sent: []string{getPR, getPR, list, getPR, list, doMerge, getPR}}},
-		{"a merge commit", "gitea-merger", commits(1, 2), "gitea_merge_pr", args, refused},
-		{"a root commit", "gitea-merger", commits(0), "gitea_merge_pr", args, refused},
+		{"linear from the base's tip", "gitea-merger", commits(0, 1, 1), "gitea_merge_pr", args, liveGot{Sent: []string{getPR, getPR, list, base, getPR, list, base, doMerge, getPR}}},
+		{"a merge commit", "gitea-merger", commits(0, 1, 2), "gitea_merge_pr", args, refused},
+		{"a root commit", "gitea-merger", commits(0, 0), "gitea_merge_pr", args, refused},
+		{"the base moved past the head's start", "gitea-merger", commits(1, 1), "gitea_merge_pr", args, refused},
 		{"unreadable", "gitea-merger", func(f *scriptedGitea) {
-			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/commits", 500, `{"message":"boom"}`)
+			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/commits", 500, `{"message":"boom"}`).
+				answer("GET", repoPath+"/commits", answer())
 		}, "gitea_merge_pr", args, refused},
 	})
 }
