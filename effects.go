@@ -19,27 +19,29 @@ import (
 	"strings"
 )
 
-// liveEffects judges what a write does by Gitea's live state: a write landing
-// on a default branch (any branch, in an empty repository) also needs
-// gitea.pr.merge unless the profile sets allow_default_branch_writes; a
-// merge that deletes its head branch (asked, or by the repository's default)
-// needs gitea.branch.delete; a rebase merge is refused unless the head is
-// linear and starts at the base's tip; updating a pull request writes to its head. The head repository, which the path does not
-// name, must be within the profile's repositories, as must a migration's
-// source on this Gitea and the upstream a fork merges from, and no issue a
-// merged pull request's title or description references may lie outside
-// them, nor one that the commits a write pushes reference (pushedMessages),
-// the caller's name a sign-off writes included, nor one in the stored
-// description a new title makes Gitea read again; a deleted fork's parent,
-// whose pull requests the deletion closes, must be within them too, and so
-// must the owner an accepted transfer moves the repository to, and a fork's
-// parent where a deleted or renamed branch heads an open pull request, which
-// Gitea closes or retargets, and every fork that a repository's changed
-// visibility reaches; deleting a branch that heads an open pull request (here
-// or in the parent) needs gitea.pr.close, and one that bases one
-// gitea.pr.create too, since Gitea closes the first and retargets (or closes)
-// the second.
-// It returns the permission and reason of a refusal, or "", "".
+// liveEffects judges what a write does, read from Gitea's live state, and
+// returns the permission and reason of a refusal, or "", "":
+//   - landing on a default branch (any branch of an empty repository) also
+//     needs gitea.pr.merge, unless the profile sets allow_default_branch_writes;
+//   - a merge that deletes its head branch (asked, or by the repository's
+//     default) needs gitea.branch.delete;
+//   - a rebase merge is refused unless the head is linear and starts at the
+//     base's tip;
+//   - updating a pull request writes to its head;
+//   - deleting a branch that heads an open pull request (here or in the
+//     parent) needs gitea.pr.close, and one that bases one gitea.pr.create
+//     too: Gitea closes the first and retargets (or closes) the second.
+//
+// Under repositories, each of these must lie within them: the head
+// repository, which the path does not name; a migration's source on this
+// Gitea; the upstream a fork merges from; every issue referenced by a merged
+// pull request's title or description, by the commits a write pushes
+// (pushedMessages, the caller's name a sign-off writes included) or by the
+// stored description a new title makes Gitea read again; a deleted fork's
+// parent, whose pull requests the deletion closes; the owner an accepted
+// transfer moves the repository to; a fork's parent where a deleted or
+// renamed branch heads an open pull request; every fork that a changed
+// visibility reaches.
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	body, _ := args["body"].(map[string]any)
 	if op.ID == "repoMigrate" && p.repoPats != nil {
@@ -193,8 +195,8 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	if do, _ := body["do"].(string); op.ID == "repoMergePullRequest" && strings.HasPrefix(do, "rebase") {
-		// git rebase replays the head's commits but its merge commits, and
-		// but those whose change the base already has: what lands is the head
+		// git rebase replays the head's commits except its merge commits and
+		// those whose change the base already has: what lands is the head
 		// only where it is linear and starts at the base's tip.
 		own, ok := x.allCommits(ctx, "repoGetPullRequestCommits", params, nil)
 		ahead, ok2 := x.allCommits(ctx, "repoGetAllCommits", map[string]string{"owner": params["owner"], "repo": params["repo"]},
