@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path"
 	"slices"
@@ -569,15 +568,30 @@ func (p *profile) allowsRepo(owner, repo string) bool {
 // fetchedRef returns a path, query or body ref value naming FETCH_HEAD,
 // which git resolves wherever Gitea reads a revision (TestFetchedRef), or "".
 func fetchedRef(args map[string]any, pathParams map[string]string) string {
-	body, _ := args["body"].(map[string]any)
-	vs := slices.Collect(maps.Values(pathParams))
-	for _, k := range []string{"sha", "ref", "old_ref_name", "target", "target_commitish", "new_commit_id"} {
-		a, _ := args[k].(string)
-		b, _ := body[k].(string)
-		vs = append(vs, a, b)
+	names := func(v string) bool { // in any case, read without allocating
+		u := strings.IndexByte(v, '_') // FETCH_HEAD's is the sixth byte
+		for i := max(0, u-len("FETCH")); u >= 0 && i+len("FETCH_HEAD") <= len(v); i++ {
+			if strings.EqualFold(v[i:i+len("FETCH_HEAD")], "FETCH_HEAD") {
+				return true
+			}
+		}
+		return false
 	}
-	if i := slices.IndexFunc(vs, func(v string) bool { return strings.Contains(strings.ToUpper(v), "FETCH_HEAD") }); i >= 0 {
-		return vs[i]
+	for _, v := range pathParams {
+		if names(v) {
+			return v
+		}
+	}
+	body, _ := args["body"].(map[string]any)
+	for _, m := range []map[string]any{args, body} {
+		for k, v := range m {
+			switch s, _ := v.(string); k {
+			case "sha", "ref", "old_ref_name", "target", "target_commitish", "new_commit_id":
+				if names(s) {
+					return s
+				}
+			}
+		}
 	}
 	return ""
 }
