@@ -55,17 +55,8 @@ func TestE2ERedteam12EmptyRepoDefault(t *testing.T) {
 // pull request, undone as dismissing it (gitea.repo.admin) would.
 func TestE2ERedteam12ReRequestUndoesRejection(t *testing.T) {
 	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "rerequest", false)
+	repo, pr, s := protectedPull(t, g, "rerequest", "block_on_rejected_reviews")
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "block_on_rejected_reviews": true}, http.StatusCreated, nil)
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "change",
-		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": base64.StdEncoding.EncodeToString([]byte("a\n"))}}}, http.StatusCreated, nil)
-	var pr struct {
-		Number int
-		Head   struct{ SHA string }
-	}
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "a.txt"}, http.StatusCreated, &pr)
 	s.call("carol", "POST", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), map[string]string{"event": "REQUEST_CHANGES", "body": "no", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
 	if s.err != nil {
 		t.Fatal(s.err)
@@ -97,17 +88,8 @@ func TestE2ERedteam12ReRequestUndoesRejection(t *testing.T) {
 // had asked of carol, and the merge went through unreviewed.
 func TestE2ERedteam12RemoveOfficialRequest(t *testing.T) {
 	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "unrequest", false)
+	repo, pr, s := protectedPull(t, g, "unrequest", "block_on_official_review_requests")
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "block_on_official_review_requests": true}, http.StatusCreated, nil)
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "change",
-		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": base64.StdEncoding.EncodeToString([]byte("a\n"))}}}, http.StatusCreated, nil)
-	var pr struct {
-		Number int
-		Head   struct{ SHA string }
-	}
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "a.txt"}, http.StatusCreated, &pr)
 	s.call("alice", "POST", fmt.Sprintf("/repos/%s/pulls/%d/requested_reviewers", repo, pr.Number), map[string]any{"reviewers": []string{"carol"}}, http.StatusCreated, nil)
 	if s.err != nil {
 		t.Fatal(s.err)
@@ -126,4 +108,25 @@ func TestE2ERedteam12RemoveOfficialRequest(t *testing.T) {
 	if res, _ := merger.callTool("gitea_merge_pr", merge); get(res, "data.merged") != false {
 		t.Errorf("merge past the review asked of carol, after bob removed the request: %v", res)
 	}
+}
+
+// protectedPull makes a repository whose main branch protection sets the
+// flag rule, and bob's pull request from topic (a.txt) into main; it returns
+// the repository, the pull request, and the setup to go on with.
+func protectedPull(t *testing.T, g *giteaInstance, prefix, rule string) (string, struct {
+	Number int
+	Head   struct{ SHA string }
+}, *giteaSetup) {
+	t.Helper()
+	repo, _ := scratchRepo(t, g, prefix, false)
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", rule: true}, http.StatusCreated, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "change",
+		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": base64.StdEncoding.EncodeToString([]byte("a\n"))}}}, http.StatusCreated, nil)
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "a.txt"}, http.StatusCreated, &pr)
+	return repo, pr, s
 }
