@@ -586,7 +586,7 @@ func fetchedRef(args map[string]any, pathParams map[string]string) string {
 	for _, m := range []map[string]any{args, body} {
 		for k, v := range m {
 			switch s, _ := v.(string); k {
-			case "sha", "ref", "old_ref_name", "target", "target_commitish", "new_commit_id":
+			case "sha", "ref", "not", "old_ref_name", "target", "target_commitish", "new_commit_id":
 				if names(s) {
 					return s
 				}
