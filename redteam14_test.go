@@ -28,7 +28,7 @@ func TestFetchedRef(t *testing.T) {
 		{"repoGetSingleCommit", nil, params("sha", "main-worktree/fetch_head^0"), true},
 		{"repoGetSingleCommit", nil, params("sha", "main"), false},
 		{"repoGetAllCommits", map[string]any{"sha": "FETCH_HEAD~1"}, params(), true},
-		{"repoGetAllCommits", map[string]any{"sha": "my_topic..FETCH_HEAD"}, params(), true}, // an underscore before it
+		{"repoGetAllCommits", map[string]any{"sha": "my_topic..FETCH_HEAD"}, params(), true},      // an underscore before it
 		{"repoGetAllCommits", map[string]any{"sha": "main", "not": "FETCH_HEAD"}, params(), true}, // which of main's commits it holds
 		{"repoGetContents", map[string]any{"ref": "FETCH_HEAD"}, params("filepath", "a"), true},
 		{"repoCreateTag", map[string]any{"body": map[string]any{"tag_name": "t", "target": "FETCH_HEAD"}}, params(), true},
