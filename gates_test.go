@@ -773,6 +773,11 @@ func TestMergeGates(t *testing.T) {
 		}
 	}
 	const getPR, files, doMerge = "GET " + prPath, "GET " + prPath + "/files", "POST " + prPath + "/merge"
+	var pages, names []any // 100 pages of one file each, f0.go to f99.go
+	for i := range 100 {
+		name := fmt.Sprintf("f%d.go", i)
+		pages, names = append(pages, []any{map[string]any{"filename": name}}), append(names, name)
+	}
 	files1 := func(name string) func(f *scriptedGitea) { // one changed file, named name
 		return func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).json(prPath+"/files", []any{map[string]any{"filename": name}}, []any{})
@@ -817,11 +822,12 @@ func TestMergeGates(t *testing.T) {
 		{"expected files match only as redacted", "gitea-merger", files1("x" + fakeToken), "gitea_merge_pr", args("expected_changed_files", []any{"x[REDACTED]"}),
 			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append(judged, files, files)}},
 		// A fault: every page has a file, so the list has no end in the pages read; the gate
-		// decided on the first 100 and merged, the files after them unseen.
+		// decided on the first 100 and merged, the files after them unseen. Each page's
+		// name is its own, so that only the list's missing end can refuse.
 		{"changed files without an end", "gitea-merger", func(f *scriptedGitea) {
 			open("alice", headSHA, true)(f)
-			f.json(prPath+"/files", []any{map[string]any{"filename": "a.go"}})
-		}, "gitea_merge_pr", args("expected_changed_files", slices.Repeat([]any{"a.go"}, 100)),
+			f.json(prPath+"/files", pages...)
+		}, "gitea_merge_pr", args("expected_changed_files", names),
 			liveGot{IsError: true, Blocked: []string{"changed files are exactly expected_changed_files"}, Sent: append(judged, slices.Repeat([]string{files}, 100)...)}},
 		{"changed files unreadable", "gitea-merger", func(f *scriptedGitea) {
 			f.user("bob").json(prPath, fakePR("alice", "open", headSHA, true)).on("GET", prPath+"/files", 500, `{"message":"boom"}`)
