@@ -96,13 +96,7 @@ func TestE2EForceMerge(t *testing.T) {
 	repo, _ := scratchRepo(t, g, "guarded", false)
 	s := &giteaSetup{g: g}
 	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 2}, http.StatusCreated, nil)
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic",
-		"files": []map[string]string{{"operation": "create", "path": "topic.txt", "content": base64.StdEncoding.EncodeToString([]byte("topic\n"))}}}, http.StatusCreated, nil)
-	var pr struct {
-		Number int
-		Head   struct{ SHA string }
-	}
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "needs two approvals"}, http.StatusCreated, &pr)
+	pr := s.topicPR("bob", repo, "topic", "needs two approvals", "topic.txt")
 	if s.err != nil {
 		t.Fatal(s.err)
 	}

@@ -113,20 +113,10 @@ func TestE2ERedteam12RemoveOfficialRequest(t *testing.T) {
 // protectedPull makes a repository whose main branch protection sets the
 // flag rule, and bob's pull request from topic (a.txt) into main; it returns
 // the repository, the pull request, and the setup to go on with.
-func protectedPull(t *testing.T, g *giteaInstance, prefix, rule string) (string, struct {
-	Number int
-	Head   struct{ SHA string }
-}, *giteaSetup) {
+func protectedPull(t *testing.T, g *giteaInstance, prefix, rule string) (string, openedPR, *giteaSetup) {
 	t.Helper()
 	repo, _ := scratchRepo(t, g, prefix, false)
 	s := &giteaSetup{g: g}
 	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", rule: true}, http.StatusCreated, nil)
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "change",
-		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": base64.StdEncoding.EncodeToString([]byte("a\n"))}}}, http.StatusCreated, nil)
-	var pr struct {
-		Number int
-		Head   struct{ SHA string }
-	}
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "a.txt"}, http.StatusCreated, &pr)
-	return repo, pr, s
+	return repo, s.topicPR("bob", repo, "topic", "a.txt", "a.txt"), s
 }

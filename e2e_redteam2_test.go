@@ -112,13 +112,7 @@ func TestE2ESwitchingKeepsSeparation(t *testing.T) {
 	repo, _ := scratchRepo(t, g, "switch", false)
 	owner, name, _ := strings.Cut(repo, "/")
 	s := &giteaSetup{g: g}
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "mine",
-		"files": []map[string]string{{"operation": "create", "path": "a.txt", "content": "bWluZQo="}}}, http.StatusCreated, nil)
-	var pr struct {
-		Number int
-		Head   struct{ SHA string }
-	}
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "mine"}, http.StatusCreated, &pr)
+	pr := s.topicPR("bob", repo, "topic", "mine", "a.txt")
 	if s.err != nil {
 		t.Fatal(s.err)
 	}

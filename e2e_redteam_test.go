@@ -284,13 +284,7 @@ func TestE2EMergeFilesHidden(t *testing.T) {
 	repo, _ := scratchRepo(t, g, "zwfile", false)
 	owner, name, _ := strings.Cut(repo, "/")
 	s := &giteaSetup{g: g}
-	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "zw", "message": "add a.go",
-		"files": []map[string]string{{"operation": "create", "path": "a\u200b.go", "content": base64.StdEncoding.EncodeToString([]byte("package a\n"))}}}, http.StatusCreated, nil)
-	var pr struct {
-		Number int
-		Head   struct{ SHA string }
-	}
-	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "zw", "base": "main", "title": "add a.go"}, http.StatusCreated, &pr)
+	pr := s.topicPR("bob", repo, "zw", "add a.go", "a\u200b.go")
 	if s.err != nil {
 		t.Fatal(s.err)
 	}

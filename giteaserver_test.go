@@ -439,6 +439,26 @@ func (s *giteaSetup) pull(login, head, title string) int {
 	return pr.Number
 }
 
+// openedPR is what the end-to-end tests read of a pull request they open.
+type openedPR struct {
+	Number int
+	Head   struct{ SHA string }
+}
+
+// topicPR commits files (each holding its own path) by login on branch, a new
+// branch of repo started from main, and opens the pull request title from it
+// into main.
+func (s *giteaSetup) topicPR(login, repo, branch, title string, files ...string) openedPR {
+	var ops []map[string]string
+	for _, f := range files {
+		ops = append(ops, fileOps(f)...)
+	}
+	var pr openedPR
+	s.call(login, "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": branch, "message": title, "files": ops}, http.StatusCreated, nil)
+	s.call(login, "POST", "/repos/"+repo+"/pulls", map[string]string{"head": branch, "base": "main", "title": title}, http.StatusCreated, &pr)
+	return pr
+}
+
 // merge merges pull request number as login, retrying for up to 30 s while Gitea answers
 // 405 because it is still checking whether the pull request can be merged.
 func (s *giteaSetup) merge(login string, number int) {
