@@ -639,3 +639,81 @@ func texts(commits []pushed, ok bool) ([]any, bool) {
 	}
 	return out, ok
 }
+
+// storedRefs returns the stored texts whose cross-references Gitea withdraws
+// when it rewrites or deletes them: the title and body (a comment's body)
+// that read answers for params and, with comments, the body of every comment
+// of the issue; false when Gitea does not say.
+func (x *executor) storedRefs(ctx context.Context, read string, params map[string]string, comments bool) ([]any, bool) {
+	type text struct {
+		Title string `json:"title"`
+		Body  string `json:"body"`
+	}
+	var v text
+	if !x.live(ctx, read, params, &v) {
+		return nil, false
+	}
+	all := []any{v.Title, v.Body}
+	if comments {
+		cs, ok := allPages[text](ctx, x, "issueGetComments", params, nil)
+		if !ok {
+			return nil, false
+		}
+		for _, c := range cs {
+			all = append(all, c.Body)
+		}
+	}
+	return all, true
+}
+
+// stopwatchOutside returns the issue (owner/name#index) of a running
+// stopwatch of the caller outside p's repositories, "" for none; false when
+// Gitea does not list them all.
+func (x *executor) stopwatchOutside(ctx context.Context, p *profile) (string, bool) {
+	sws, ok := allPages[struct {
+		Owner string `json:"repo_owner_name"`
+		Name  string `json:"repo_name"`
+		Index int64  `json:"issue_index"`
+	}](ctx, x, "userGetStopWatches", nil, nil)
+	for _, sw := range sws {
+		if !p.allowsRepo(sw.Owner, sw.Name) {
+			return fmt.Sprintf("%s/%s#%d", sw.Owner, sw.Name, sw.Index), ok
+		}
+	}
+	return "", ok
+}
+
+// linkedOutside returns the first issue (owner/name#index) that the issue
+// of params depends on or blocks outside p's repositories, "" for none;
+// false when Gitea does not list them all. One Gitea hides (a dependency
+// of a repository the caller cannot read) counts as outside; a blocked one
+// it leaves out of the list is not seen. Gitea counts no blocked issues: they
+// are read as one page larger than any list read whole.
+func (x *executor) linkedOutside(ctx context.Context, p *profile, params map[string]string) (string, bool) {
+	type linked struct {
+		Number int64 `json:"number"`
+		Repo   *struct {
+			FullName string `json:"full_name"`
+		} `json:"repository"`
+	}
+	deps, ok := allPages[linked](ctx, x, "issueListIssueDependencies", params, nil)
+	const most = maxCommitPages * 50
+	var blocks []linked
+	op, path, ok2 := x.route("issueListBlocks", params)
+	if ok2 {
+		ex, err := x.send(ctx, op, path, url.Values{"page": {"1"}, "limit": {strconv.Itoa(most)}}, nil)
+		ok2 = err == nil && ex.status == http.StatusOK && json.Unmarshal(ex.body, &blocks) == nil && len(blocks) < most
+	}
+	if !ok || !ok2 {
+		return "", false
+	}
+	for _, l := range append(deps, blocks...) {
+		if l.Repo == nil || l.Repo.FullName == "" {
+			return "an issue Gitea hides", true
+		}
+		if owner, name, _ := strings.Cut(l.Repo.FullName, "/"); !p.allowsRepo(owner, name) {
+			return fmt.Sprintf("%s#%d", l.Repo.FullName, l.Number), true
+		}
+	}
+	return "", true
+}

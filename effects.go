@@ -37,7 +37,9 @@ import (
 // Gitea; the upstream a fork merges from; every issue referenced by a merged
 // pull request's title or description, by the commits a write pushes
 // (pushedMessages, the caller's name a sign-off writes included) or by the
-// stored description a new title makes Gitea read again; a deleted fork's
+// stored text whose cross-references an edit or deletion withdraws; the
+// caller's running stopwatch, which starting another stops; a deleted
+// issue's dependency links; a deleted fork's
 // parent, whose pull requests the deletion closes; the owner an accepted
 // transfer moves the repository to; a fork's parent where a deleted or
 // renamed branch heads an open pull request; every fork that a changed
@@ -176,16 +178,34 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			}
 		}
 	}
-	if p.repoPats != nil && (op.ID == "issueEditIssue" || op.ID == "repoEditPullRequest") && body["title"] != nil && body["body"] == nil {
-		// A new title makes Gitea read the stored description's references again, as the caller's.
-		var issue struct {
-			Body string `json:"body"`
+	if read, ok := storedTexts[op.ID]; ok && p.repoPats != nil && (read == "issueGetComment" || op.ID == "issueDelete" || body["title"] != nil || body["body"] != nil) {
+		// Gitea withdraws the cross-references a rewritten or deleted text
+		// made, from the timelines of the issues it references.
+		stored, ok := x.storedRefs(ctx, read, params, op.ID == "issueDelete")
+		if !ok {
+			return "", fmt.Sprintf("cannot read from Gitea the stored text whose cross-references %s withdraws; refusing", op.ID)
 		}
-		if !x.live(ctx, "issueGetIssue", params, &issue) {
-			return "", "cannot read from Gitea the description a new title makes Gitea read again; refusing"
+		if ref := p.refOutside(stored); ref != "" {
+			return "", fmt.Sprintf("%s withdraws the cross-references of the stored text, and it references %q, outside the repositories of %s", op.ID, ref, p.Name)
 		}
-		if ref := p.refOutside(issue.Body); ref != "" {
-			return "", fmt.Sprintf("a new title makes Gitea read the description again, as yours, and it references %q, outside the repositories of %s", ref, p.Name)
+	}
+	if op.ID == "issueDelete" && p.repoPats != nil {
+		// Gitea deletes the issue's dependency links (services/issue/issue.go, deleteIssue).
+		switch linked, ok := x.linkedOutside(ctx, p, params); {
+		case !ok:
+			return "", "cannot read from Gitea every issue the issue depends on or blocks, whose link its deletion deletes; refusing"
+		case linked != "":
+			return "", fmt.Sprintf("deleting the issue deletes its dependency link with %s, outside the repositories of %s", linked, p.Name)
+		}
+	}
+	if op.ID == "issueStartStopWatch" && p.repoPats != nil {
+		// Gitea stops the caller's running stopwatch, wherever it runs, and
+		// writes its time and a comment there (models/issues/stopwatch.go, CreateIssueStopwatch).
+		switch sw, ok := x.stopwatchOutside(ctx, p); {
+		case !ok:
+			return "", "cannot read from Gitea your running stopwatches, one of which starting another stops; refusing"
+		case sw != "":
+			return "", fmt.Sprintf("starting a stopwatch stops yours running on %s, writing its time and a comment there, outside the repositories of %s", sw, p.Name)
 		}
 	}
 	branch, lands := landingBranch(op.ID, args, params)
@@ -297,6 +317,17 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	}
 	_, why := permitted(p, permMerge)
 	return permMerge, fmt.Sprintf("%s lands on %q, %s %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, what, repo, why)
+}
+
+// storedTexts maps a write to the read of the stored text whose
+// cross-references Gitea withdraws (models/issues/issue_xref.go): an issue's
+// or pull request's title and body rewritten (AddCrossReferences, removeOld),
+// a comment's body edited or deleted (neuterCrossReferences), an issue
+// deleted with its comments (services/issue/issue.go, deleteIssue).
+var storedTexts = map[string]string{
+	"issueEditIssue": "issueGetIssue", "repoEditPullRequest": "issueGetIssue", "issueDelete": "issueGetIssue",
+	"issueEditComment": "issueGetComment", "issueDeleteComment": "issueGetComment",
+	"issueEditCommentDeprecated": "issueGetComment", "issueDeleteCommentDeprecated": "issueGetComment",
 }
 
 // maybeSelf reports whether host may be this Gitea's host: the same name (in

@@ -1373,14 +1373,15 @@ func TestMergeWrittenMessage(t *testing.T) {
 	}
 }
 
-// TestLiveAllowlistEdits: under repositories, a title-only edit is judged by
-// the stored description Gitea then reads again as the caller's, and
+// TestLiveAllowlistEdits: under repositories, an edit of a title or text, a
+// deleted comment or issue (its comments, its dependency links) and a started
+// stopwatch (the running one it stops) are judged by what Gitea holds, and
 // deleting a fork by the parent whose pull requests it closes.
 func TestLiveAllowlistEdits(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-admin", "repositories": ["alice/demo"],
-		"allowed_operations": ["gitea.read", "gitea.issue.edit", "gitea.repo.admin"]}]}`), 0o600)
+		"allowed_operations": ["gitea.read", "gitea.issue.edit", "gitea.repo.admin", "gitea.issue.delete", "gitea.issue.comment"]}]}`), 0o600)
 	issue := func(body string) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
 			f.user("bob").json(issuePath, map[string]any{"number": 1, "body": body}).on("PATCH", issuePath, 201, `{"number":1}`)
@@ -1395,6 +1396,22 @@ func TestLiveAllowlistEdits(t *testing.T) {
 		}
 	}
 	del := map[string]any{"operation": "repoDelete", "arguments": map[string]any{"owner": "alice", "repo": "demo"}}
+	const commentPath = repoPath + "/issues/comments/7"
+	deleted := func(comments, blocks string) func(f *scriptedGitea) { // an issue to delete, its comments and the issues it blocks
+		return func(f *scriptedGitea) {
+			issue("notes")(f)
+			f.answer("GET", issuePath+"/comments", fakeWith(200, comments, "X-Total-Count", strconv.Itoa(strings.Count(comments, "body"))))
+			f.answer("GET", issuePath+"/dependencies", fakeWith(200, "[]", "X-Total-Count", "0")).json(issuePath+"/blocks", json.RawMessage(blocks)).on("DELETE", issuePath, 204)
+		}
+	}
+	delIssue := map[string]any{"operation": "issueDelete", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1}}
+	stopwatch := func(running string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			issue("notes")(f)
+			f.answer("GET", "/user/stopwatches", fakeWith(200, running, "X-Total-Count", "1")).on("POST", issuePath+"/stopwatch/start", 201)
+		}
+	}
+	start := map[string]any{"operation": "issueStartStopWatch", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1}}
 	const getIssue, patch, getRepo = "GET " + issuePath, "PATCH " + issuePath, "GET " + repoPath
 	denied := func(perm, reason string, sent ...string) liveGot {
 		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Reason: reason, Sent: sent}
@@ -1403,9 +1420,25 @@ func TestLiveAllowlistEdits(t *testing.T) {
 		{"a new title, the description clean", "demo-admin", issue("notes"), "gitea_call_operation", edit(map[string]any{"title": "t"}),
 			liveGot{Sent: []string{getIssue, getIssue, patch}}},
 		{"a new title, the description referencing outside", "demo-admin", issue("closes bob/secret#1"), "gitea_call_operation", edit(map[string]any{"title": "t"}),
-			denied("gitea.issue.edit", `a new title makes Gitea read the description again, as yours, and it references "bob/secret", outside the repositories of demo-admin`, getIssue, getIssue)},
-		{"a new title and description", "demo-admin", issue("closes bob/secret#1"), "gitea_call_operation", edit(map[string]any{"title": "t", "body": "new"}),
-			liveGot{Sent: []string{getIssue, patch}}},
+			denied("gitea.issue.edit", `issueEditIssue withdraws the cross-references of the stored text, and it references "bob/secret", outside the repositories of demo-admin`, getIssue, getIssue)},
+		{"a new title and description, the stored description referencing outside", "demo-admin", issue("closes bob/secret#1"), "gitea_call_operation", edit(map[string]any{"title": "t", "body": "new"}),
+			denied("gitea.issue.edit", `issueEditIssue withdraws the cross-references of the stored text, and it references "bob/secret", outside the repositories of demo-admin`, getIssue, getIssue)},
+		{"a new description, the stored one clean", "demo-admin", issue("notes"), "gitea_call_operation", edit(map[string]any{"body": "new"}),
+			liveGot{Sent: []string{getIssue, getIssue, patch}}},
+		{"delete a comment referencing outside", "demo-admin", func(f *scriptedGitea) {
+			f.user("bob").json(commentPath, map[string]any{"id": 7, "body": "see bob/secret#1", "user": map[string]any{"login": "bob"}}).on("DELETE", commentPath, 204)
+		}, "gitea_call_operation", map[string]any{"operation": "issueDeleteComment", "arguments": map[string]any{"owner": "alice", "repo": "demo", "id": 7}},
+			denied("gitea.issue.comment", `issueDeleteComment withdraws the cross-references of the stored text, and it references "bob/secret", outside the repositories of demo-admin`, "GET "+commentPath, "GET "+commentPath)},
+		{"delete an issue, a comment referencing outside", "demo-admin", deleted(`[{"body":"see bob/secret#1"}]`, `[]`), "gitea_call_operation", delIssue,
+			denied("gitea.issue.delete", `issueDelete withdraws the cross-references of the stored text, and it references "bob/secret", outside the repositories of demo-admin`, getIssue, getIssue, "GET "+issuePath+"/comments")},
+		{"delete an issue blocking one outside", "demo-admin", deleted(`[]`, `[{"number":3,"repository":{"full_name":"bob/secret"}}]`), "gitea_call_operation", delIssue,
+			denied("gitea.issue.delete", `deleting the issue deletes its dependency link with bob/secret#3, outside the repositories of demo-admin`, getIssue, getIssue, "GET "+issuePath+"/comments", "GET "+issuePath+"/dependencies", "GET "+issuePath+"/blocks")},
+		{"delete an issue linked within", "demo-admin", deleted(`[]`, `[{"number":3,"repository":{"full_name":"alice/demo"}}]`), "gitea_call_operation", delIssue,
+			liveGot{Sent: []string{getIssue, getIssue, "GET " + issuePath + "/comments", "GET " + issuePath + "/dependencies", "GET " + issuePath + "/blocks", "DELETE " + issuePath}}},
+		{"start a stopwatch, one running outside", "demo-admin", stopwatch(`[{"repo_owner_name":"bob","repo_name":"secret","issue_index":2}]`), "gitea_call_operation", start,
+			denied("gitea.issue.edit", `starting a stopwatch stops yours running on bob/secret#2, writing its time and a comment there, outside the repositories of demo-admin`, getIssue, "GET /user/stopwatches")},
+		{"start a stopwatch, one running within", "demo-admin", stopwatch(`[{"repo_owner_name":"alice","repo_name":"demo","issue_index":2}]`), "gitea_call_operation", start,
+			liveGot{Sent: []string{getIssue, "GET /user/stopwatches", "POST " + issuePath + "/stopwatch/start"}}},
 		{"delete a repository", "demo-admin", repo(nil), "gitea_call_operation", del, liveGot{Sent: []string{getRepo, "DELETE " + repoPath}}},
 		{"delete a fork of a repository outside", "demo-admin", repo(map[string]any{"full_name": "bob/up"}), "gitea_call_operation", del,
 			denied("gitea.repo.admin", `deleting "alice/demo" closes the pull requests it heads in "bob/up", the repository it forks, outside the repositories of demo-admin`, getRepo)},

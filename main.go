@@ -33,7 +33,9 @@
 //	                 openPullsOn, forkOutside, branchOf; pushedMessages, the
 //	                 commits a write pushes, templateTexts, a merge template
 //	                 expanded, shownHead, the commit Gitea shows a pull request
-//	                 at, and reviewUndone, a review a review request undoes)
+//	                 at, reviewUndone, a review a review request undoes,
+//	                 storedRefs, stopwatchOutside, linkedOutside: the stored
+//	                 texts, stopwatches and dependency links a write reaches)
 //	policy.go      * the per-call policy decision (decide): route and body
 //	                 rules, effects, the repositories a call reaches, the
 //	                 head pin of approvals and merges (pinDenied)
