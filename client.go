@@ -351,18 +351,36 @@ func (x *executor) reviewUndone(ctx context.Context, opID string, params map[str
 	if opID == "repoDeletePullReviewRequests" {
 		states, undo = []string{"REQUEST_REVIEW"}, "the review asked of %q is official, which Gitea's branch protection may count until they review (block_on_official_review_requests), and removing the request counts it no more"
 	}
-	reviews, ok := allPages[struct {
-		User      account `json:"user"`
-		State     string  `json:"state"`
-		Official  bool    `json:"official"`
-		Dismissed bool    `json:"dismissed"`
-	}](ctx, x, "repoListPullReviews", params, nil)
+	reviews, ok := allPages[review](ctx, x, "repoListPullReviews", params, nil)
 	for _, r := range reviews {
 		for _, n := range names {
 			s, _ := n.(string)
 			if r.Official && !r.Dismissed && slices.Contains(states, r.State) && (strings.Contains(s, "@") || strings.EqualFold(s, r.User.Login)) {
 				return fmt.Sprintf(undo, r.User.Login) + ": that undoes it as dismissing a review does", ok
 			}
+		}
+	}
+	return "", ok
+}
+
+// review is what the policy reads of a pull request's review.
+type review struct {
+	User      account `json:"user"`
+	State     string  `json:"state"`
+	Official  bool    `json:"official"`
+	Dismissed bool    `json:"dismissed"`
+}
+
+// approvedBy returns the login of an official approval of the pull request
+// of params that stands, which branch protection counts, "" for none; false
+// when Gitea does not list every review. Gitea keeps it when the pull request
+// is retargeted (services/pull/pull.go ChangeTargetBranch, also when a
+// deleted base retargets it): then it counts for a base it was not given for.
+func (x *executor) approvedBy(ctx context.Context, params map[string]string) (string, bool) {
+	reviews, ok := allPages[review](ctx, x, "repoListPullReviews", params, nil)
+	for _, r := range reviews {
+		if r.Official && !r.Dismissed && r.State == "APPROVED" {
+			return r.User.Login, ok
 		}
 	}
 	return "", ok
@@ -439,11 +457,11 @@ func allPages[T any](ctx context.Context, x *executor, opID string, params map[s
 	return nil, false
 }
 
-// openPullsOn returns the numbers of an open pull request of repository full
-// (owner/name) whose head is branch of repository head and, when full is head,
-// of one whose base is branch, 0 for none, reading every page; false when
-// Gitea does not say.
-func (x *executor) openPullsOn(ctx context.Context, full, head, branch string) (headed, based int64, ok bool) {
+// openPullsOn returns the number of an open pull request of repository full
+// (owner/name) whose head is branch of repository head, 0 for none, and, when
+// full is head, those of every one whose base is branch, reading every page;
+// false when Gitea does not say.
+func (x *executor) openPullsOn(ctx context.Context, full, head, branch string) (headed int64, based []int64, ok bool) {
 	owner, name, _ := strings.Cut(full, "/")
 	type side struct {
 		Ref  string `json:"ref"`
@@ -460,8 +478,8 @@ func (x *executor) openPullsOn(ctx context.Context, full, head, branch string) (
 		if headed == 0 && pr.Head.Ref == branch && (pr.Head.Repo == nil || strings.EqualFold(pr.Head.Repo.FullName, head)) {
 			headed = pr.Number // a head repository Gitea does not name may be it
 		}
-		if based == 0 && pr.Base.Ref == branch && strings.EqualFold(full, head) {
-			based = pr.Number
+		if pr.Base.Ref == branch && strings.EqualFold(full, head) {
+			based = append(based, pr.Number)
 		}
 	}
 	return headed, based, ok

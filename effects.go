@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -30,7 +31,10 @@ import (
 //   - updating a pull request writes to its head;
 //   - deleting a branch that heads an open pull request (here or in the
 //     parent) needs gitea.pr.close, and one that bases one gitea.pr.create
-//     too: Gitea closes the first and retargets (or closes) the second.
+//     too: Gitea closes the first and retargets (or closes) the second;
+//   - retargeting a pull request an official approval stands on (changing
+//     its base, or deleting the branch it is based on) needs
+//     gitea.repo.admin: Gitea keeps the approval for the new base.
 //
 // Under repositories, each of these must lie within them: the head
 // repository, which the path does not name; a migration's source on this
@@ -125,10 +129,10 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			}
 		}
 	}
-	if op.ID == "repoDeleteBranch" && !(p.grants("gitea.pr.close") && p.grants("gitea.pr.create")) {
+	if op.ID == "repoDeleteBranch" && !(p.grants("gitea.pr.close") && p.grants("gitea.pr.create") && p.grants("gitea.repo.admin")) {
 		// Gitea closes the open pull requests the branch heads, a fork's in its
 		// parent too, and retargets those based on it to the default branch
-		// (or, as it may be configured, closes them).
+		// (or, as it may be configured, closes them), keeping their approvals.
 		branch, where := params["branch"], []string{repo}
 		if !readRepo() {
 			return "gitea.pr.close", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests its deletion closes; refusing", repo)
@@ -141,15 +145,36 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			if !ok {
 				return "gitea.pr.close", fmt.Sprintf("cannot read from Gitea which open pull requests of %q the branch %q heads or bases, which its deletion closes or retargets; refusing", full, branch)
 			}
+			first := int64(0)
+			if len(based) > 0 {
+				first = based[0]
+			}
 			for _, c := range []struct {
 				n    int64
 				perm string
 				what string
-			}{{headed, "gitea.pr.close", "closes the pull request %s!%d it heads"}, {based, "gitea.pr.close", "retargets (or closes) the pull request %s!%d based on it"},
-				{based, "gitea.pr.create", "retargets the pull request %s!%d based on it to the default branch"}} {
+			}{{headed, "gitea.pr.close", "closes the pull request %s!%d it heads"}, {first, "gitea.pr.close", "retargets (or closes) the pull request %s!%d based on it"},
+				{first, "gitea.pr.create", "retargets the pull request %s!%d based on it to the default branch"}} {
 				if ok, why := permitted(p, c.perm); c.n != 0 && !ok {
 					return c.perm, fmt.Sprintf("deleting the branch %q of %q "+c.what+"; %s", branch, repo, full, c.n, why)
 				}
+			}
+			for _, n := range based {
+				if why := x.approvalCarried(ctx, p, map[string]string{"owner": params["owner"], "repo": params["repo"], "index": strconv.FormatInt(n, 10)},
+					fmt.Sprintf("deleting the branch %q retargets the pull request %s!%d based on it to the default branch", branch, full, n)); why != "" {
+					return "gitea.repo.admin", why
+				}
+			}
+		}
+	}
+	if base, _ := body["base"].(string); op.ID == "repoEditPullRequest" && base != "" && !p.grants("gitea.repo.admin") {
+		var live livePR
+		if !x.live(ctx, "repoGetPullRequest", params, &live) {
+			return "gitea.repo.admin", "cannot read from Gitea the pull request's base, whose change keeps its approvals; refusing"
+		}
+		if live.Base.Ref != base { // as Gitea compares them (routers/api/v1/repo/pull.go EditPullRequest)
+			if why := x.approvalCarried(ctx, p, params, fmt.Sprintf("retargeting the pull request from %q to %q", live.Base.Ref, base)); why != "" {
+				return "gitea.repo.admin", why
 			}
 		}
 	}
@@ -317,6 +342,21 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	}
 	_, why := permitted(p, permMerge)
 	return permMerge, fmt.Sprintf("%s lands on %q, %s %q: that is landing code without review, which also needs gitea.pr.merge (%s) or allow_default_branch_writes in the profile; write to a new branch (new_branch) and open a pull request", op.ID, branch, what, repo, why)
+}
+
+// approvalCarried returns why retargeting the pull request of params (doing
+// says how) is refused: Gitea keeps its standing official approval, which
+// then counts for a base it was not given for, and p may not administer the
+// repository (gitea.repo.admin, which may dismiss it); "" when none stands.
+func (x *executor) approvalCarried(ctx context.Context, p *profile, params map[string]string, doing string) string {
+	who, ok := x.approvedBy(ctx, params)
+	if !ok {
+		return fmt.Sprintf("cannot read from Gitea the reviews of the pull request (%s, and Gitea keeps its approvals); refusing", doing)
+	}
+	if ok, why := permitted(p, "gitea.repo.admin"); who != "" && !ok {
+		return fmt.Sprintf("%s, and Gitea keeps %q's approval, which branch protection then counts for a base it was not given for; %s; ask for a new review on the new base instead", doing, who, why)
+	}
+	return ""
 }
 
 // storedTexts maps a write to the read of the stored text whose

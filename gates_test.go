@@ -438,7 +438,7 @@ func TestDeleteForkBranch(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "fork-brancher", "repositories": ["bob/demo", "carol/*"],
-		"allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close", "gitea.pr.create"]}]}`), 0o600)
+		"allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close", "gitea.pr.create", "gitea.repo.admin"]}]}`), 0o600)
 	const fork, pulls = "/repos/bob/demo", "/repos/alice/demo/pulls"
 	pull := func(n int, repo, ref string) map[string]any {
 		return map[string]any{"number": n, "head": map[string]any{"ref": ref, "repo": map[string]any{"full_name": repo}}}
@@ -494,7 +494,8 @@ func TestDeleteBranchPulls(t *testing.T) {
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "pruner", "allowed_operations": ["gitea.read", "gitea.branch.delete"]},
 		{"profile_name": "closer", "allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close"]},
-		{"profile_name": "editor", "allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close", "gitea.pr.create"]}]}`), 0o600)
+		{"profile_name": "retargeter", "allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close", "gitea.pr.create"]},
+		{"profile_name": "editor", "allowed_operations": ["gitea.read", "gitea.branch.delete", "gitea.pr.close", "gitea.pr.create", "gitea.repo.admin"]}]}`), 0o600)
 	const pulls, parentPulls = repoPath + "/pulls", "/repos/carol/demo/pulls"
 	pull := func(head, base string) map[string]any {
 		return map[string]any{"number": 7, "head": map[string]any{"ref": head, "repo": map[string]any{"full_name": "alice/demo"}}, "base": map[string]any{"ref": base}}
@@ -510,6 +511,15 @@ func TestDeleteBranchPulls(t *testing.T) {
 	}
 	del := map[string]any{"operation": "repoDeleteBranch", "arguments": map[string]any{"owner": "alice", "repo": "demo", "branch": "feat"}}
 	const getRepo, getPulls, getParent, deleted = "GET " + repoPath, "GET " + pulls, "GET " + parentPulls, "DELETE " + repoPath + "/branches/feat"
+	const getReviews = "GET " + pulls + "/7/reviews"
+	approval := map[string]any{"user": map[string]any{"login": "carol"}, "state": "APPROVED", "official": true}
+	reviewed := func(script func(f *scriptedGitea), r map[string]any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			script(f)
+			b, _ := json.Marshal([]any{r})
+			f.answer("GET", pulls+"/7/reviews", fakeWith(200, string(b), "X-Total-Count", "1"))
+		}
+	}
 	none := []any{pull("other", "main")}
 	runLiveCases(t, []liveCase{
 		{"heading a pull request", "pruner", repo(nil, []any{pull("feat", "main")}, nil), "gitea_call_operation", del,
@@ -531,7 +541,57 @@ func TestDeleteBranchPulls(t *testing.T) {
 				Reason: `cannot read from Gitea which open pull requests of "alice/demo" the branch "feat" heads or bases, which its deletion closes or retargets; refusing`}},
 		{"closing and retargeting granted", "editor", repo(nil, []any{pull("feat", "main")}, nil), "gitea_call_operation", del,
 			liveGot{Sent: []string{deleted}}},
+		// Gitea keeps the approvals of a pull request it retargets: they would count for the default branch.
+		{"the base of an approved pull request", "retargeter", reviewed(repo(nil, []any{pull("top", "feat")}, nil), approval), "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo, getPulls, getReviews},
+				Reason: `deleting the branch "feat" retargets the pull request alice/demo!7 based on it to the default branch, and Gitea keeps "carol"'s approval, which branch protection then counts for a base it was not given for; ` +
+					`gitea.repo.admin is not in the allowed operations of retargeter; use a profile that allows it, such as gitea-owner; ask for a new review on the new base instead`}},
+		{"the base of a pull request approved and dismissed", "retargeter", reviewed(repo(nil, []any{pull("top", "feat")}, nil), with(approval, "dismissed", true)), "gitea_call_operation", del,
+			liveGot{Sent: []string{getRepo, getPulls, getReviews, deleted}}},
+		{"the base of a pull request whose reviews are unreadable", "retargeter", repo(nil, []any{pull("top", "feat")}, nil), "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getRepo, getPulls, getReviews},
+				Reason: `cannot read from Gitea the reviews of the pull request (deleting the branch "feat" retargets the pull request alice/demo!7 based on it to the default branch, and Gitea keeps its approvals); refusing`}},
 	}, "GITEA_MCP_CONFIG", config)
+}
+
+// TestRetargetApproved: Gitea keeps the approvals of a pull request whose
+// base is changed, so a profile without gitea.repo.admin may not retarget one
+// that an official approval stands on (read live), nor one whose reviews it
+// cannot read; a base left as it is reads no review.
+func TestRetargetApproved(t *testing.T) {
+	t.Parallel()
+	approval := map[string]any{"user": map[string]any{"login": "carol"}, "state": "APPROVED", "official": true}
+	script := func(reviews ...any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			b, _ := json.Marshal(reviews)
+			f.user("bob").json(prPath, fakePR("bob", "open", headSHA, true)).on("PATCH", prPath, 201, `{"number":1}`).
+				answer("GET", prPath+"/reviews", fakeWith(200, string(b), "X-Total-Count", strconv.Itoa(len(reviews))))
+		}
+	}
+	edit := func(base string) map[string]any {
+		return map[string]any{"operation": "repoEditPullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"base": base}}}
+	}
+	const getPR, getReviews, patched = "GET " + prPath, "GET " + prPath + "/reviews", "PATCH " + prPath
+	runLiveCases(t, []liveCase{
+		{"approved", "gitea-author", script(approval), "gitea_call_operation", edit("release"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getPR, getReviews},
+				Reason: `retargeting the pull request from "main" to "release", and Gitea keeps "carol"'s approval, which branch protection then counts for a base it was not given for; ` +
+					reasonOf(t, "gitea-author", "gitea.repo.admin") + "; ask for a new review on the new base instead"}},
+		{"approved, not officially", "gitea-author", script(with(approval, "official", false)), "gitea_call_operation", edit("release"),
+			liveGot{Sent: []string{getPR, getReviews, patched}}},
+		{"rejected", "gitea-author", script(with(approval, "state", "REQUEST_CHANGES")), "gitea_call_operation", edit("release"),
+			liveGot{Sent: []string{getPR, getReviews, patched}}},
+		{"the same base", "gitea-author", script(approval), "gitea_call_operation", edit("main"),
+			liveGot{Sent: []string{getPR, patched}}},
+		{"reviews unreadable", "gitea-author", func(f *scriptedGitea) {
+			script()(f)
+			f.on("GET", prPath+"/reviews", 500, `{"message":"boom"}`)
+		}, "gitea_call_operation", edit("release"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getPR, getReviews},
+				Reason: `cannot read from Gitea the reviews of the pull request (retargeting the pull request from "main" to "release", and Gitea keeps its approvals); refusing`}},
+		{"granted administration", "gitea-owner", script(approval), "gitea_call_operation", edit("release"),
+			liveGot{Sent: []string{patched}}},
+	})
 }
 
 // TestVisibilityForks: under repositories, a visibility change, which Gitea
@@ -902,7 +962,7 @@ func TestReconcileGates(t *testing.T) {
 	}
 	const getPR, getBranch, getCompare = "GET " + prPath, "GET " + branch, "GET " + compare
 	proof := []string{getPR, getBranch, getCompare, getPR}
-	closed := append(slices.Clone(proof), "POST "+issuePath+"/comments", "PATCH "+prPath)
+	closed := append(slices.Clone(proof), "POST "+issuePath+"/comments", "PATCH "+prPath, getPR)
 	runLiveCases(t, []liveCase{
 		{"landed", "prgs-reconciler", landed(0), "gitea_reconcile_already_landed_pr", args, liveGot{Sent: closed}},
 		{"head not in base", "prgs-reconciler", landed(2), "gitea_reconcile_already_landed_pr", args,
@@ -950,7 +1010,14 @@ func TestReconcileGates(t *testing.T) {
 		{"close refused", "prgs-reconciler", func(f *scriptedGitea) {
 			landed(0)(f)
 			f.on("PATCH", prPath, 403, `{"message":"no"}`)
-		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"close"}, Sent: closed}},
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"close"}, Sent: closed[:6]}},
+		// Pushed between the last read and the close: closed, and said so.
+		{"head moved through the close", "prgs-reconciler", landed(0, fakePR("alice", "open", headSHA, true), fakePR("alice", "closed", otherSHA, true)),
+			"gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head unchanged through the close"}, Sent: closed}},
+		{"unread after the close", "prgs-reconciler", func(f *scriptedGitea) {
+			landed(0, fakePR("alice", "open", headSHA, true))(f)
+			f.then("GET", prPath, 500, `{"message":"boom"}`)
+		}, "gitea_reconcile_already_landed_pr", args, liveGot{IsError: true, Blocked: []string{"head unchanged through the close"}, Sent: closed}},
 	})
 }
 

@@ -34,6 +34,7 @@
 //	                 commits a write pushes, templateTexts, a merge template
 //	                 expanded, shownHead, the commit Gitea shows a pull request
 //	                 at, reviewUndone, a review a review request undoes,
+//	                 approvedBy, an approval a retarget would carry,
 //	                 storedRefs, stopwatchOutside, linkedOutside: the stored
 //	                 texts, stopwatches and dependency links a write reaches)
 //	policy.go      * the per-call policy decision (decide): route and body

@@ -430,5 +430,14 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 		return jsonResult(map[string]any{"closed": false, "gates": gates}, true)
 	}
 	gates = append(gates, gate{"close", true, ""})
+	// A push between the last read and the close is seen only now: Gitea
+	// closes without a pin, and nothing undoes the close for us.
+	var closed pullRequest
+	env = s.step(ctx, tool, "", "repoGetPullRequest", target(args), &closed)
+	if env.Error != nil || closed.Head.SHA != pr.Head.SHA {
+		gates = append(gates, gate{"head unchanged through the close", false, "live head " + closed.Head.SHA + "; reopen the pull request unless that is in " + pr.Base.Ref})
+		return jsonResult(map[string]any{"closed": true, "gates": gates}, true)
+	}
+	gates = append(gates, gate{"head unchanged through the close", true, ""})
 	return jsonResult(map[string]any{"closed": true, "gates": gates, "head_sha": pr.Head.SHA, "base": pr.Base.Ref, "base_sha": baseSHA}, false)
 }
