@@ -706,7 +706,9 @@ func (x *executor) stopwatchOutside(ctx context.Context, p *profile) (string, bo
 // false when Gitea does not list them all. One Gitea hides (a dependency
 // of a repository the caller cannot read) counts as outside; a blocked one
 // it leaves out of the list is not seen. Gitea counts no blocked issues: they
-// are read as one page larger than any list read whole.
+// are read as one page larger than any list read whole, which Gitea pages
+// before it leaves hidden ones out, so with hidden ones a page short of full
+// may still not end the list (README, "Threat model").
 func (x *executor) linkedOutside(ctx context.Context, p *profile, params map[string]string) (string, bool) {
 	type linked struct {
 		Number int64 `json:"number"`

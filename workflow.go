@@ -434,8 +434,11 @@ func reconcile(ctx context.Context, s *server, _ *session, args map[string]any) 
 	// closes without a pin, and nothing undoes the close for us.
 	var closed pullRequest
 	env = s.step(ctx, tool, "", "repoGetPullRequest", target(args), &closed)
-	if env.Error != nil || closed.Head.SHA != pr.Head.SHA {
-		gates = append(gates, gate{"head unchanged through the close", false, "live head " + closed.Head.SHA + "; reopen the pull request unless that is in " + pr.Base.Ref})
+	if live := "live head " + closed.Head.SHA; env.Error != nil || closed.Head.SHA != pr.Head.SHA {
+		if env.Error != nil {
+			live = "not read again: " + env.Error.Kind
+		}
+		gates = append(gates, gate{"head unchanged through the close", false, live + "; reopen the pull request unless its head is in " + pr.Base.Ref})
 		return jsonResult(map[string]any{"closed": true, "gates": gates}, true)
 	}
 	gates = append(gates, gate{"head unchanged through the close", true, ""})
