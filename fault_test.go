@@ -75,22 +75,22 @@ type faultResult struct {
 func TestGiteaFaults(t *testing.T) {
 	t.Parallel()
 	f, other, written := newFaultGitea(t)
-	start := func(t *testing.T) *client {
-		c := startClient(t, "GITEA_URL="+f.URL, "GITEA_TOKEN="+fakeToken, "GITEA_TIMEOUT=1s", "GITEA_MCP_PROFILE=gitea-owner",
+	start := func(t *testing.T, timeout string) *client {
+		c := startClient(t, "GITEA_URL="+f.URL, "GITEA_TOKEN="+fakeToken, "GITEA_TIMEOUT="+timeout, "GITEA_MCP_PROFILE=gitea-owner",
 			"GITEA_MCP_TOOLS=repoGet,issueCreateIssue")
 		c.initialize("2025-11-25")
 		return c
 	}
-	shared := start(t)
+	shared := start(t, "10s")
 	const postWarning = "; the POST may have reached Gitea: check its effect before repeating it"
 	for _, tc := range []struct {
 		repo string
 		post bool // issueCreateIssue instead of repoGet
 		want faultResult
 	}{
-		{"hang", false, faultResult{"timeout", "no complete answer from Gitea within GITEA_TIMEOUT (1s)", 0, 1}},
-		{"hang", true, faultResult{"timeout", "no complete answer from Gitea within GITEA_TIMEOUT (1s)" + postWarning, 0, 1}},
-		{"stall", false, faultResult{"timeout", "no complete answer from Gitea within GITEA_TIMEOUT (1s)", 200, 1}},
+		{"hang", false, faultResult{"timeout", "no complete answer from Gitea within GITEA_TIMEOUT (300ms)", 0, 1}},
+		{"hang", true, faultResult{"timeout", "no complete answer from Gitea within GITEA_TIMEOUT (300ms)" + postWarning, 0, 1}},
+		{"stall", false, faultResult{"timeout", "no complete answer from Gitea within GITEA_TIMEOUT (300ms)", 200, 1}},
 		{"error500", false, faultResult{"server_error", "database is locked", 500, 1}},
 		{"error502", false, faultResult{"server_error", "<html><body><h1>502 Bad Gateway</h1></body></html>", 502, 1}},
 		{"limited", false, faultResult{"rate_limited", "rate limit exceeded (Retry-After: 0; retried 2 times)", 429, 3}},
@@ -118,9 +118,9 @@ func TestGiteaFaults(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			c := shared
-			if tc.want.Kind == "timeout" { // a second each: they wait at once, each on a server of its own
+			if tc.want.Kind == "timeout" { // they wait at once, each on a server of its own
 				t.Parallel()
-				c = start(t)
+				c = start(t, "300ms")
 				defer func() {
 					if strings.Contains(c.transcript.String(), fakeToken) {
 						t.Error("the token appears in the server's output")

@@ -586,12 +586,15 @@ const maxOpenAPI = 32 << 20
 // one comes from Gitea.
 func readDoc(r io.Reader) ([]byte, error) {
 	doc, err := io.ReadAll(io.LimitReader(r, maxOpenAPI+1))
-	if err == nil && len(doc) > maxOpenAPI {
-		err = fmt.Errorf("document larger than %d MiB", maxOpenAPI>>20)
+	if err != nil {
+		return nil, err
+	}
+	if len(doc) > maxOpenAPI {
+		return nil, fmt.Errorf("document larger than %d MiB", maxOpenAPI>>20)
 	}
 	text, _ := stripHidden(string(doc))
 	text, _ = stripEscapedHidden(text)
-	return []byte(text), err
+	return []byte(text), nil
 }
 
 // capabilities returns the server capabilities. The stateless era has no

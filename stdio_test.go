@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,8 +224,16 @@ func TestStdioClientStopsReading(t *testing.T) {
 		}
 		in.Close()
 	}()
-	for last := int32(-1); last != written.Load(); time.Sleep(500 * time.Millisecond) {
-		last = written.Load()
+	first := make([]byte, 1) // the server is up and answering
+	if _, err := io.ReadFull(out, first); err != nil {
+		t.Fatal(err)
+	}
+	for last, still := int32(-1), 0; still < 3; time.Sleep(100 * time.Millisecond) { // no write for 300 ms
+		if n := written.Load(); n == last {
+			still++
+		} else {
+			last, still = n, 0
+		}
 	}
 	blocked := procStatus(t, cmd.Process.Pid, "VmHWM")
 	t.Logf("not reading: %d of %d requests written before the server stopped reading; peak RSS %d kB", written.Load(), n, blocked)
@@ -235,7 +244,7 @@ func TestStdioClientStopsReading(t *testing.T) {
 		t.Errorf("peak RSS %d kB while the client does not read, want under 40 MB", blocked)
 	}
 	answered, busy := map[int]bool{}, 0
-	r := bufio.NewReaderSize(out, 1<<20)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(first), out), 1<<20)
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
