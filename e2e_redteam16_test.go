@@ -74,3 +74,37 @@ func TestE2ERedteam16DeleteBaseCarriesApproval(t *testing.T) {
 		t.Errorf("base is %q, want dev", base)
 	}
 }
+
+// TestE2ERedteam16MergeDeleteCarriesApproval: a merge that deletes its head
+// branch retargets the pull requests based on it to the default branch with
+// their approvals (AdjustPullsCausedByBranchDeleted, after the merge): alice,
+// whose profile may merge and delete branches but not administer the
+// repository, merging bob's dev into main with delete_branch_after_merge is
+// refused while carol's approval of topic into dev stands; nothing merges,
+// dev stays, and so does the base of topic.
+func TestE2ERedteam16MergeDeleteCarriesApproval(t *testing.T) {
+	g, repo, stacked := approvedIntoDev(t, "rt16mergedel")
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "dev", "message": "dev", "files": fileOps("dev.txt")}, http.StatusCreated, nil)
+	var pr openedPR
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "dev", "base": "main", "title": "dev into main"}, http.StatusCreated, &pr)
+	s.call("carol", "POST", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), map[string]string{"event": "APPROVED", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := allowlistConfig(t, "lander", repo, "gitea.pr.merge", "gitea.branch.delete")
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=lander", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoMergePullRequest")
+	waitMergeable(t, c, owner, name, pr.Number)
+	res, isErr := c.callTool("repoMergePullRequest", map[string]any{"owner": owner, "repo": name, "index": pr.Number,
+		"body": map[string]any{"do": "merge", "head_commit_id": pr.Head.SHA, "delete_branch_after_merge": true}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), `"carol"'s approval`) {
+		t.Errorf("merged, deleting the base of an approved pull request: %v", res)
+	}
+	if status, _, _, err := g.api("alice", "GET", "/repos/"+repo+"/branches/dev", nil); err != nil || status != http.StatusOK {
+		t.Errorf("dev: status %d, %v; want 200", status, err)
+	}
+	if base := liveBase(t, g, repo, stacked.Number); base != "dev" {
+		t.Errorf("base of the stacked pull request is %q, want dev", base)
+	}
+}

@@ -274,6 +274,21 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		if owner, name, _ := strings.Cut(head, "/"); !p.allowsRepo(owner, name) {
 			return "", fmt.Sprintf("%s writes to the head branch %q of %q, outside the repositories of %s", op.ID, pr.Head.Ref, head, p.Name)
 		}
+		if op.ID == "repoMergePullRequest" && !p.grants("gitea.repo.admin") {
+			// The deleted head branch retargets the open pull requests based on it
+			// to the default branch (services/pull/pull.go AdjustPullsCausedByBranchDeleted).
+			_, based, ok := x.openPullsOn(ctx, head, head, pr.Head.Ref)
+			if !ok {
+				return "gitea.repo.admin", fmt.Sprintf("cannot read from Gitea which open pull requests of %q are based on the head branch %q, which its deletion after the merge retargets with their approvals; refusing (or set delete_branch_after_merge to false)", head, pr.Head.Ref)
+			}
+			owner, name, _ := strings.Cut(head, "/")
+			for _, n := range based {
+				if why := x.approvalCarried(ctx, p, map[string]string{"owner": owner, "repo": name, "index": strconv.FormatInt(n, 10)},
+					fmt.Sprintf("deleting the head branch %q after the merge retargets the pull request %s!%d based on it to the default branch", pr.Head.Ref, head, n)); why != "" {
+					return "gitea.repo.admin", why + "; or set delete_branch_after_merge to false"
+				}
+			}
+		}
 		if op.ID == "repoUpdatePullRequest" {
 			branch, lands, repo = pr.Head.Ref, strings.EqualFold(pr.Head.Ref, pr.Head.Repo.DefaultBranch), head
 		}

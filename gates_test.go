@@ -594,6 +594,54 @@ func TestRetargetApproved(t *testing.T) {
 	})
 }
 
+// TestMergeDeleteStacked: a merge that deletes its head branch, which
+// retargets the open pull requests based on it to the default branch with
+// their approvals, is refused while one stands officially approved, unless
+// the profile may administer the repository.
+func TestMergeDeleteStacked(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "lander", "allowed_operations": ["gitea.read", "gitea.pr.merge", "gitea.branch.delete"]},
+		{"profile_name": "keeper", "allowed_operations": ["gitea.read", "gitea.pr.merge", "gitea.branch.delete", "gitea.repo.admin"]}]}`), 0o600)
+	const pulls = repoPath + "/pulls"
+	approval := map[string]any{"user": map[string]any{"login": "carol"}, "state": "APPROVED", "official": true}
+	script := func(stacked []any, reviews ...any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			b, _ := json.Marshal(stacked)
+			r, _ := json.Marshal(reviews)
+			f.user("bob").json(prPath, with(fakePR("alice", "open", headSHA, true), "head", map[string]any{"sha": headSHA, "ref": "feat", "repo": map[string]any{"full_name": "alice/demo"}})).
+				on("POST", prPath+"/merge", 200).answer("GET", pulls, fakeWith(200, string(b), "X-Total-Count", strconv.Itoa(len(stacked)))).
+				answer("GET", pulls+"/7/reviews", fakeWith(200, string(r), "X-Total-Count", strconv.Itoa(len(reviews))))
+		}
+	}
+	stacked := []any{map[string]any{"number": 7, "head": map[string]any{"ref": "top"}, "base": map[string]any{"ref": "feat"}}}
+	merge := func(del bool) map[string]any {
+		return map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+			"body": map[string]any{"do": "merge", "head_commit_id": headSHA, "delete_branch_after_merge": del}}}
+	}
+	const getPR, getPulls, getReviews, merged = "GET " + prPath, "GET " + pulls, "GET " + pulls + "/7/reviews", "POST " + prPath + "/merge"
+	runLiveCases(t, []liveCase{
+		{"a stacked pull request approved", "lander", script(stacked, approval), "gitea_call_operation", merge(true),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getPR, getPulls, getReviews},
+				Reason: `deleting the head branch "feat" after the merge retargets the pull request alice/demo!7 based on it to the default branch, and Gitea keeps "carol"'s approval, which branch protection then counts for a base it was not given for; ` +
+					`gitea.repo.admin is not in the allowed operations of lander; use a profile that allows it, such as gitea-owner; ask for a new review on the new base instead; or set delete_branch_after_merge to false`}},
+		{"a stacked pull request approved, not officially", "lander", script(stacked, with(approval, "official", false)), "gitea_call_operation", merge(true),
+			liveGot{Sent: []string{getPR, getPulls, getReviews, merged}}},
+		{"none stacked", "lander", script(nil), "gitea_call_operation", merge(true),
+			liveGot{Sent: []string{getPR, getPulls, merged}}},
+		{"the pull requests unreadable", "lander", func(f *scriptedGitea) {
+			script(nil)(f)
+			f.on("GET", pulls, 500, `{"message":"boom"}`)
+		}, "gitea_call_operation", merge(true),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{getPR, getPulls},
+				Reason: `cannot read from Gitea which open pull requests of "alice/demo" are based on the head branch "feat", which its deletion after the merge retargets with their approvals; refusing (or set delete_branch_after_merge to false)`}},
+		{"the head branch kept", "lander", script(stacked, approval), "gitea_call_operation", merge(false),
+			liveGot{Sent: []string{getPR, merged}}},
+		{"granted administration", "keeper", script(stacked, approval), "gitea_call_operation", merge(true),
+			liveGot{Sent: []string{getPR, merged}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
+
 // TestVisibilityForks: under repositories, a visibility change, which Gitea
 // gives the repository's forks and theirs, is refused while a fork lies
 // outside them or Gitea lists fewer forks than it counts; an unchanged
