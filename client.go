@@ -365,6 +365,8 @@ func (x *executor) reviewUndone(ctx context.Context, opID string, params map[str
 
 // review is what the policy reads of a pull request's review.
 type review struct {
+	ID        int64   `json:"id"`
+	CommitID  string  `json:"commit_id"`
 	User      account `json:"user"`
 	State     string  `json:"state"`
 	Official  bool    `json:"official"`
@@ -384,6 +386,31 @@ func (x *executor) approvedBy(ctx context.Context, params map[string]string) (st
 		}
 	}
 	return "", ok
+}
+
+// restoredApproval returns the commit of the approval that deleting review
+// params["id"], reviewer's, makes count again ("" for none), and whether
+// Gitea listed every review and that one. Deleting an official review marks
+// the reviewer's latest remaining approval, rejection or review request
+// official (models/issues/review.go DeleteReview, restoreLatestOfficialReview),
+// and a review submitted from a pending one left their earlier approval
+// undismissed (SubmitReview; a review created anew dismisses it): branch
+// protection counts that approval again, at the commit it was given.
+func (x *executor) restoredApproval(ctx context.Context, params map[string]string, reviewer account) (string, bool) {
+	reviews, ok := allPages[review](ctx, x, "repoListPullReviews", params, nil)
+	var deleted, latest *review
+	for i, r := range reviews {
+		switch {
+		case strconv.FormatInt(r.ID, 10) == params["id"]:
+			deleted = &reviews[i]
+		case sameAccount(reviewer, r.User) && slices.Contains([]string{"APPROVED", "REQUEST_CHANGES", "REQUEST_REVIEW"}, r.State) && (latest == nil || r.ID > latest.ID):
+			latest = &reviews[i]
+		}
+	}
+	if deleted == nil || !deleted.Official || latest == nil || latest.State != "APPROVED" || latest.Dismissed {
+		return "", ok && deleted != nil
+	}
+	return latest.CommitID, ok
 }
 
 // listCommits reads the commits operation opID answers with in one answer,

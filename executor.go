@@ -350,6 +350,9 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 				d.Reason = fmt.Sprintf("the %s is %q's, not yours: %s; %s", o.what, obj.User.Login, o.why, d.Reason)
 			}
 		}
+		if d.Allowed && op.ID == "repoDeletePullReview" {
+			d = x.restoreDenied(ctx, prof, params, obj.User, d)
+		}
 	case op.ID == "repoCreatePullReviewRequests" || op.ID == "repoDeletePullReviewRequests":
 		body, _ := args["body"].(map[string]any)
 		if undo, ok := x.reviewUndone(ctx, op.ID, params, body); !ok {
@@ -422,6 +425,32 @@ func (x *executor) check(ctx context.Context, prof *profile, tool string, op *op
 			d.Allowed, d.Reason = false, why
 			d.RequiredPermission = cmp.Or(perm, d.RequiredPermission) // "" for a repository out of reach
 		}
+	}
+	return d
+}
+
+// restoreDenied judges the deletion of reviewer's review of params (d, so
+// far allowed) by the approval it makes count again (restoredApproval): that
+// approves, at the commit the approval was given, so it needs what an
+// approval needs (gitea.pr.approve, and that commit the live head).
+func (x *executor) restoreDenied(ctx context.Context, prof *profile, params map[string]string, reviewer account, d decision) decision {
+	at, ok := x.restoredApproval(ctx, params, reviewer)
+	if !ok {
+		d.Allowed, d.Reason = false, "cannot read the pull request's reviews from Gitea to tell whether deleting this one makes an earlier approval count again; refusing"
+		return d
+	}
+	if at == "" {
+		return d
+	}
+	undo := fmt.Sprintf("deleting this official review makes Gitea count %q's earlier approval, of %s, again (it marks their latest remaining review official)", reviewer.Login, at)
+	var pr livePR
+	d.RequiredPermission = permApprove
+	if d.Allowed, d.Reason = permitted(prof, permApprove); !d.Allowed {
+		d.Reason = fmt.Sprintf("%s: that approves; %s", undo, d.Reason)
+	} else if !x.live(ctx, "repoGetPullRequest", params, &pr) || pr.Head.SHA == "" {
+		d.Allowed, d.Reason = false, "cannot read the pull request's head from Gitea; refusing"
+	} else if at != pr.Head.SHA {
+		d.Allowed, d.Reason = false, fmt.Sprintf("%s, not of the pull request's head %s: that approves a head it was not given at; approve the head with repoCreatePullReview (event APPROVED, commit_id) instead; nothing was sent", undo, pr.Head.SHA)
 	}
 	return d
 }

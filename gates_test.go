@@ -138,7 +138,8 @@ func TestLiveChecks(t *testing.T) {
 	deleteReview := map[string]any{"operation": "repoDeletePullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "id": 7}}
 	review := func(author string) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
-			f.user("bob").json(prPath+"/reviews/7", map[string]any{"id": 7, "user": map[string]any{"login": author}}).on("DELETE", prPath+"/reviews/7", 204)
+			f.user("bob").json(prPath+"/reviews/7", map[string]any{"id": 7, "user": map[string]any{"login": author}}).on("DELETE", prPath+"/reviews/7", 204).
+				answer("GET", prPath+"/reviews", fakeWith(200, `[{"id":7,"user":{"login":"`+author+`"},"state":"COMMENT"}]`, "X-Total-Count", "1"))
 		}
 	}
 	stale := func(field string) string {
@@ -226,11 +227,11 @@ func TestLiveChecks(t *testing.T) {
 		{"submit a comment through gitea_submit_pr_review", "gitea-reviewer", pending(otherSHA), "gitea_submit_pr_review", with(submit(""), "event", "COMMENT"),
 			liveGot{Sent: []string{"POST " + prPath + "/reviews/7"}}},
 		{"delete one's own review", "gitea-reviewer", review("bob"), "gitea_call_operation", deleteReview,
-			liveGot{Sent: []string{"GET " + prPath + "/reviews/7", "DELETE " + prPath + "/reviews/7"}}},
+			liveGot{Sent: []string{"GET " + prPath + "/reviews/7", "GET " + prPath + "/reviews", "DELETE " + prPath + "/reviews/7"}}},
 		{"delete another's review", "gitea-reviewer", review("carol"), "gitea_call_operation", deleteReview,
 			denied("gitea.repo.admin", `the review is "carol"'s, not yours: deleting it undoes it as dismissing does; `+reasonOf(t, "gitea-reviewer", "gitea.repo.admin"), "GET "+prPath+"/reviews/7")},
 		{"delete another's review as an owner", "gitea-owner", review("carol"), "gitea_call_operation", deleteReview,
-			liveGot{Sent: []string{"GET " + prPath + "/reviews/7", "DELETE " + prPath + "/reviews/7"}}},
+			liveGot{Sent: []string{"GET " + prPath + "/reviews/7", "GET " + prPath + "/reviews", "DELETE " + prPath + "/reviews/7"}}},
 		{"delete a review unreadable", "gitea-reviewer", pr("alice"), "gitea_call_operation", deleteReview,
 			denied("gitea.pr.review", "cannot read the review from Gitea to tell whose it is; refusing", "GET "+prPath+"/reviews/7")},
 		{"a comment review names no commit", "gitea-reviewer", pr("alice"), "gitea_review_pr",

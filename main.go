@@ -35,6 +35,7 @@
 //	                 expanded, shownHead, the commit Gitea shows a pull request
 //	                 at, reviewUndone, a review a review request undoes,
 //	                 approvedBy, an approval a retarget would carry,
+//	                 restoredApproval, one a review's deletion restores,
 //	                 storedRefs, stopwatchOutside, linkedOutside: the stored
 //	                 texts, stopwatches and dependency links a write reaches)
 //	policy.go      * the per-call policy decision (decide): route and body

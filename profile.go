@@ -44,7 +44,7 @@ var canonicalOps = []canonicalOp{
 	{"gitea.issue.manage", "create, edit or delete the labels and milestones of a repository"},
 	{"gitea.pr.create", "open a pull request; edit one (title, body, base, reopen); request or unrequest reviewers"},
 	{"gitea.pr.comment", "review with event COMMENT; resolve or unresolve review comments"},
-	{"gitea.pr.review", "start a pending review (event PENDING or none); delete one's own review"},
+	{"gitea.pr.review", "start a pending review (event PENDING or none); delete one's own review (one whose deletion restores an earlier approval needs gitea.pr.approve too)"},
 	{"gitea.pr.approve", "review with event APPROVED"},
 	{"gitea.pr.request_changes", "review with event REQUEST_CHANGES"},
 	{"gitea.pr.merge", "merge a pull request; cancel a scheduled auto-merge; with a write, land it on a default branch"},

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestE2ERedteam18DeleteRestoresApproval: found by attacking the review
+// fence through one's own review. Deleting an official review makes Gitea
+// mark the reviewer's latest remaining approval, rejection or review request
+// official again (models/issues/review.go DeleteReview,
+// restoreLatestOfficialReview), and branch protection counts an official
+// approval: carol, who approved and then requested changes, deleted her
+// rejection through a profile without gitea.pr.approve (gitea.pr.review
+// deletes one's own review) and her approval counted again; through
+// gitea-reviewer, once bob had pushed, it counted for a head it was not
+// given at.
+func TestE2ERedteam18DeleteRestoresApproval(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "restore", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 1, "block_on_rejected_reviews": true}, http.StatusCreated, nil)
+	pr := s.topicPR("bob", repo, "topic", "a.txt", "a.txt")
+	reviews := fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number)
+	s.call("carol", "POST", reviews, map[string]string{"event": "APPROVED", "body": "fine", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
+	var rejection struct{ ID int64 }
+	s.call("carol", "POST", reviews, map[string]string{"event": "PENDING", "body": "no", "commit_id": pr.Head.SHA}, http.StatusOK, &rejection)
+	s.call("carol", "POST", fmt.Sprintf("%s/%d", reviews, rejection.ID), map[string]string{"event": "REQUEST_CHANGES", "body": "no"}, http.StatusOK, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	approved := func() bool {
+		var rs []review
+		s.call("alice", "GET", reviews, nil, http.StatusOK, &rs)
+		for _, r := range rs {
+			if r.Official && !r.Dismissed && r.State == "APPROVED" {
+				return true
+			}
+		}
+		return false
+	}
+	if approved() || s.err != nil {
+		t.Fatalf("carol's approval counts past her rejection (%v)", s.err)
+	}
+	del := map[string]any{"operation": "repoDeletePullReview", "arguments": map[string]any{"owner": owner, "repo": name, "index": pr.Number, "id": rejection.ID}}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"blocker","allowed_operations":["gitea.read","gitea.pr.review","gitea.pr.request_changes","gitea.pr.comment"]}]}`), 0o600)
+	blocker := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=blocker", "GITEA_MCP_CONFIG="+config)
+	if res, isErr := blocker.callTool("gitea_call_operation", del); !isErr || !strings.Contains(str(get(res, "error.message")), "gitea.pr.approve") {
+		t.Errorf("carol's rejection deleted without gitea.pr.approve: %v", res)
+	}
+	if approved() {
+		t.Fatalf("carol's approval counts again after the blocker profile deleted her rejection")
+	}
+	s.call("bob", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "topic", "message": "more", "files": fileOps("b.txt")}, http.StatusCreated, nil)
+	reviewer := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	if res, isErr := reviewer.callTool("gitea_call_operation", del); !isErr || !strings.Contains(str(get(res, "error.message")), pr.Head.SHA) {
+		t.Errorf("carol's rejection deleted, restoring her approval of %s past a push: %v", pr.Head.SHA, res)
+	}
+	if approved() || s.err != nil {
+		t.Errorf("carol's approval of %s counts again for the pushed head (%v)", pr.Head.SHA, s.err)
+	}
+}
