@@ -360,7 +360,39 @@ func (x *executor) reviewUndone(ctx context.Context, opID string, params map[str
 			}
 		}
 	}
+	if who := requestRestores(reviews, names); opID == "repoDeletePullReviewRequests" && who != "" {
+		return fmt.Sprintf("removing the review asked of %q makes Gitea mark their latest remaining review official once they are an official reviewer, and that is an approval branch protection did not count: "+
+			"that counts it as undismissing a review does", who), ok
+	}
 	return "", ok
+}
+
+// restoredStates are the reviews of which Gitea marks a reviewer's latest
+// official again (models/issues/review.go restoreLatestOfficialReview).
+var restoredStates = []string{"APPROVED", "REQUEST_CHANGES", "REQUEST_REVIEW"}
+
+// requestRestores returns the login of a reviewer of names (one named by
+// e-mail counts as any) whose latest review of restoredStates is a request
+// and the latest before it an approval neither official nor dismissed:
+// removing the request makes Gitea mark that approval official when they are
+// an official reviewer by then (RemoveReviewRequest), whatever the request
+// was, and branch protection counts it.
+func requestRestores(reviews []review, names []any) string {
+	latest := map[string][]review{} // by login, newest first, two at most
+	for _, r := range slices.SortedFunc(slices.Values(reviews), func(a, b review) int { return cmp.Compare(b.ID, a.ID) }) {
+		if k := strings.ToLower(r.User.Login); slices.Contains(restoredStates, r.State) && len(latest[k]) < 2 {
+			latest[k] = append(latest[k], r)
+		}
+	}
+	for _, n := range names {
+		s, _ := n.(string)
+		for k, rs := range latest {
+			if (strings.Contains(s, "@") || strings.EqualFold(s, k)) && len(rs) == 2 && rs[0].State == "REQUEST_REVIEW" && rs[1].State == "APPROVED" && !rs[1].Official && !rs[1].Dismissed {
+				return rs[0].User.Login
+			}
+		}
+	}
+	return ""
 }
 
 // review is what the policy reads of a pull request's review.
@@ -403,7 +435,7 @@ func (x *executor) restoredApproval(ctx context.Context, params map[string]strin
 		switch {
 		case strconv.FormatInt(r.ID, 10) == params["id"]:
 			deleted = &reviews[i]
-		case sameAccount(reviewer, r.User) && slices.Contains([]string{"APPROVED", "REQUEST_CHANGES", "REQUEST_REVIEW"}, r.State) && (latest == nil || r.ID > latest.ID):
+		case sameAccount(reviewer, r.User) && slices.Contains(restoredStates, r.State) && (latest == nil || r.ID > latest.ID):
 			latest = &reviews[i]
 		}
 	}

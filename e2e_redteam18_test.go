@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,43 @@ func TestE2ERedteam18DeleteRestoresApproval(t *testing.T) {
 	}
 	if approved() || s.err != nil {
 		t.Errorf("carol's approval of %s counts again for the pushed head (%v)", pr.Head.SHA, s.err)
+	}
+}
+
+// TestE2ERedteam18UnrequestRestoresApproval: found with the one above.
+// Removing a review request makes Gitea mark the reviewer's latest remaining
+// review official when they are an official reviewer by then
+// (models/issues/review.go RemoveReviewRequest), whatever the request was:
+// carol approved while the approvals whitelist left her out (unofficial),
+// alice asked her for a review (unofficial too) and then whitelisted her;
+// bob (gitea-author) removed the request, and carol's approval, which
+// branch protection had not counted, counted.
+func TestE2ERedteam18UnrequestRestoresApproval(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "unrequest", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 1,
+		"enable_approvals_whitelist": true, "approvals_whitelist_username": []string{"alice"}}, http.StatusCreated, nil)
+	pr := s.topicPR("bob", repo, "topic", "a.txt", "a.txt")
+	reviews := fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number)
+	s.call("carol", "POST", reviews, map[string]string{"event": "APPROVED", "body": "fine", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
+	s.call("alice", "POST", fmt.Sprintf("/repos/%s/pulls/%d/requested_reviewers", repo, pr.Number), map[string]any{"reviewers": []string{"carol"}}, http.StatusCreated, nil)
+	s.call("alice", "PATCH", "/repos/"+repo+"/branch_protections/main", map[string]any{"approvals_whitelist_username": []string{"alice", "carol"}}, http.StatusOK, nil)
+	approved := func() bool {
+		var rs []review
+		s.call("alice", "GET", reviews, nil, http.StatusOK, &rs)
+		return slices.ContainsFunc(rs, func(r review) bool { return r.Official && !r.Dismissed && r.State == "APPROVED" })
+	}
+	if approved() || s.err != nil {
+		t.Fatalf("carol's approval counts before the request is removed (%v)", s.err)
+	}
+	author := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_TOOLS=repoDeletePullReviewRequests")
+	res, isErr := author.callTool("repoDeletePullReviewRequests", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"reviewers": []string{"carol"}}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), "gitea.repo.admin") {
+		t.Errorf("the review asked of carol removed: %v", res)
+	}
+	if approved() || s.err != nil {
+		t.Errorf("carol's approval counts after bob removed the request (%v)", s.err)
 	}
 }

@@ -55,7 +55,7 @@ var canonicalOps = []canonicalOp{
 	{"gitea.branch.delete", "delete or rename a branch"},
 	{"gitea.repo.commit", "commit through the contents API: create, update, delete or change files, apply a diff patch"},
 	{"gitea.repo.create", "create, fork, generate or migrate a repository"},
-	{"gitea.repo.admin", "repository settings: edit, delete, transfer, avatar, topics, collaborators, teams, deploy key deletion, branch and tag protections, push mirrors, review dismissal and undismissal, deleting another's review, review requests that undo an official review"},
+	{"gitea.repo.admin", "repository settings: edit, delete, transfer, avatar, topics, collaborators, teams, deploy key deletion, branch and tag protections, push mirrors, review dismissal and undismissal, deleting another's review, review requests that undo an official review or restore an uncounted approval"},
 	{"gitea.repo.status", "set a commit status (can satisfy required status checks)"},
 	{"gitea.release.write", "create, edit or delete releases, release attachments and tags"},
 	{"gitea.wiki.write", "create, edit or delete wiki pages"},

@@ -57,3 +57,45 @@ func TestDeleteRestoresApproval(t *testing.T) {
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.review", Reason: "cannot read the pull request's reviews from Gitea to tell whether deleting this one makes an earlier approval count again; refusing", Sent: []string{"GET " + one, "GET " + reviews}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
+
+// TestUnrequestRestoresApproval: removing a review request makes Gitea mark
+// the reviewer's latest remaining review official once they are an official
+// reviewer, whatever the request was, so removing one whose reviewer's
+// latest review before it is an approval neither official nor dismissed
+// needs gitea.repo.admin, as undismissing a review does
+// (TestE2ERedteam18UnrequestRestoresApproval on Gitea). A dismissed or
+// official approval, a rejection in between, a request older than the
+// approval or another reviewer's approval restore nothing.
+func TestUnrequestRestoresApproval(t *testing.T) {
+	t.Parallel()
+	const reviews, requests = prPath + "/reviews", prPath + "/requested_reviewers"
+	drop := func(names ...any) map[string]any {
+		return map[string]any{"operation": "repoDeletePullReviewRequests", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": map[string]any{"reviewers": names}}}
+	}
+	rv := func(id int, login, state string, official, dismissed bool) map[string]any {
+		return map[string]any{"id": id, "user": map[string]any{"login": login}, "state": state, "official": official, "dismissed": dismissed}
+	}
+	listed := func(rs ...map[string]any) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			b, _ := json.Marshal(rs)
+			f.user("bob").answer("GET", reviews, fakeWith(200, string(b), "X-Total-Count", strconv.Itoa(len(rs)))).on("DELETE", requests, 204)
+		}
+	}
+	request := rv(5, "carol", "REQUEST_REVIEW", false, false)
+	restored := liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Reason: `removing the review asked of "carol" makes Gitea mark their latest remaining review official once they are an official reviewer, ` +
+		`and that is an approval branch protection did not count: that counts it as undismissing a review does; ` + reasonOf(t, "gitea-author", "gitea.repo.admin") + "; or let them review", Sent: []string{"GET " + reviews}}
+	dropped := liveGot{Sent: []string{"GET " + reviews, "DELETE " + requests}}
+	runLiveCases(t, []liveCase{
+		{"an unofficial approval", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), request), "gitea_call_operation", drop("Carol"), restored},
+		{"an unofficial approval, listed after the request", "gitea-author", listed(request, rv(3, "carol", "APPROVED", false, false)), "gitea_call_operation", drop("carol"), restored},
+		{"an unofficial approval, by e-mail", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), request), "gitea_call_operation", drop("dave", "c@example.com"), restored},
+		{"an unofficial approval, under gitea-owner", "gitea-owner", listed(rv(3, "carol", "APPROVED", false, false), request), "gitea_call_operation", drop("carol"), dropped},
+		{"a dismissed approval", "gitea-author", listed(rv(3, "carol", "APPROVED", false, true), request), "gitea_call_operation", drop("carol"), dropped},
+		{"an official approval", "gitea-author", listed(rv(3, "carol", "APPROVED", true, false), request), "gitea_call_operation", drop("carol"), dropped},
+		{"a rejection in between", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), rv(4, "carol", "REQUEST_CHANGES", false, false), request), "gitea_call_operation", drop("carol"), dropped},
+		{"a comment in between", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), rv(4, "carol", "COMMENT", false, false), request), "gitea_call_operation", drop("carol"), restored},
+		{"a request older than the approval", "gitea-author", listed(rv(3, "carol", "REQUEST_REVIEW", false, false), rv(5, "carol", "APPROVED", false, false)), "gitea_call_operation", drop("carol"), dropped},
+		{"another reviewer's approval", "gitea-author", listed(rv(3, "dave", "APPROVED", false, false), request), "gitea_call_operation", drop("carol"), dropped},
+		{"another reviewer named", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), request), "gitea_call_operation", drop("dave"), dropped},
+	})
+}
