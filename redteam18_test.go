@@ -65,7 +65,8 @@ func TestDeleteRestoresApproval(t *testing.T) {
 // needs gitea.repo.admin, as undismissing a review does
 // (TestE2ERedteam18UnrequestRestoresApproval on Gitea). A dismissed or
 // official approval, a rejection in between, a request older than the
-// approval or another reviewer's approval restore nothing.
+// approval, no request at all or another reviewer's approval restore
+// nothing.
 func TestUnrequestRestoresApproval(t *testing.T) {
 	t.Parallel()
 	const reviews, requests = prPath + "/reviews", prPath + "/requested_reviewers"
@@ -95,6 +96,7 @@ func TestUnrequestRestoresApproval(t *testing.T) {
 		{"a rejection in between", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), rv(4, "carol", "REQUEST_CHANGES", false, false), request), "gitea_call_operation", drop("carol"), dropped},
 		{"a comment in between", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), rv(4, "carol", "COMMENT", false, false), request), "gitea_call_operation", drop("carol"), restored},
 		{"a request older than the approval", "gitea-author", listed(rv(3, "carol", "REQUEST_REVIEW", false, false), rv(5, "carol", "APPROVED", false, false)), "gitea_call_operation", drop("carol"), dropped},
+		{"no request, an approval after another", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), rv(5, "carol", "APPROVED", true, false)), "gitea_call_operation", drop("carol"), dropped},
 		{"another reviewer's approval", "gitea-author", listed(rv(3, "dave", "APPROVED", false, false), request), "gitea_call_operation", drop("carol"), dropped},
 		{"another reviewer named", "gitea-author", listed(rv(3, "carol", "APPROVED", false, false), request), "gitea_call_operation", drop("dave"), dropped},
 	})
