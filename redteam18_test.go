@@ -15,7 +15,7 @@ import (
 // approval given at the live head (TestE2ERedteam18DeleteRestoresApproval on
 // Gitea). A dismissed approval, an unofficial review deleted, a later
 // rejection or request, or another's approval restore nothing; unreadable
-// reviews, or a list without the review, are a refusal.
+// reviews, a list without the review, or an unreadable head are a refusal.
 func TestDeleteRestoresApproval(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
@@ -47,6 +47,11 @@ func TestDeleteRestoresApproval(t *testing.T) {
 				": that approves a head it was not given at; approve the head with repoCreatePullReview (event APPROVED, commit_id) instead; nothing was sent", Sent: []string{"GET " + one, "GET " + reviews, "GET " + prPath}}},
 		{"an approval of the head restored", "gitea-reviewer", listed(rv(5, "carol", "APPROVED", headSHA, false, false), rejection), "gitea_call_operation", del,
 			liveGot{Sent: []string{"GET " + one, "GET " + reviews, "GET " + prPath, "DELETE " + one}}},
+		{"an approval restored, the head unreadable", "gitea-reviewer", func(f *scriptedGitea) {
+			listed(rv(5, "carol", "APPROVED", headSHA, false, false), rejection)(f)
+			f.on("GET", prPath, 500, `{"message":"boom"}`)
+		}, "gitea_call_operation", del,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: permApprove, Reason: "cannot read the pull request's head from Gitea; refusing", Sent: []string{"GET " + one, "GET " + reviews, "GET " + prPath}}},
 		{"a dismissed approval", "blocker", listed(rv(5, "carol", "APPROVED", headSHA, false, true), rejection), "gitea_call_operation", del, deleted},
 		{"an unofficial review deleted", "blocker", listed(rv(5, "carol", "APPROVED", headSHA, false, false), rv(7, "carol", "REQUEST_CHANGES", headSHA, false, false)), "gitea_call_operation", del, deleted},
 		{"a request after the approval", "blocker", listed(rv(5, "carol", "APPROVED", headSHA, false, false), rejection, rv(9, "carol", "REQUEST_REVIEW", "", false, false)), "gitea_call_operation", del, deleted},
