@@ -282,27 +282,17 @@ func (x *executor) shownHead(ctx context.Context, opID string, params map[string
 	if opID != "repoCreatePullReview" && opID != "repoMergePullRequest" {
 		return ""
 	}
-	type gitRef struct {
-		Ref    string `json:"ref"`
-		Object struct {
-			SHA string `json:"sha"`
-		} `json:"object"`
-	}
-	var refs []gitRef // a list, whatever it holds: Gitea compares the one it found with the name without refs/
 	name := "pull/" + params["index"] + "/head"
-	i := -1
-	if x.live(ctx, "repoListGitRefs", map[string]string{"owner": params["owner"], "repo": params["repo"], "ref": name}, &refs) {
-		i = slices.IndexFunc(refs, func(r gitRef) bool { return r.Ref == "refs/"+name })
-	}
-	if i < 0 {
+	at, ok := x.pullRef(ctx, params)
+	if !ok {
 		return "cannot read refs/" + name + " from Gitea, where it shows the pull request's commits, files and diff; refusing"
 	}
-	if refs[i].Object.SHA == head {
+	if at == head {
 		return ""
 	}
 	return fmt.Sprintf("Gitea shows the pull request's commits, files and diff at %s (refs/%s), not at its head %s (pushed while it was closed, "+
 		"or a push Gitea has not yet taken in): what was reviewed is not what would be approved or merged; review again once Gitea shows "+
-		"the head (a new push to the head branch updates it); nothing was sent", refs[i].Object.SHA, name, head)
+		"the head (a new push to the head branch updates it); nothing was sent", at, name, head)
 }
 
 // rawText reads the file at path on ref of repository repo: "" for none (a

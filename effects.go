@@ -34,7 +34,9 @@ import (
 //     too: Gitea closes the first and retargets (or closes) the second;
 //   - retargeting a pull request an official approval stands on (changing
 //     its base, or deleting the branch it is based on) needs
-//     gitea.repo.admin: Gitea keeps the approval for the new base.
+//     gitea.repo.admin: Gitea keeps the approval for the new base; so does
+//     reopening one whose head was pushed while it was closed, which Gitea
+//     judged for no approval (reopenCarried).
 //
 // Under repositories, each of these must lie within them: the head
 // repository, which the path does not name; a migration's source on this
@@ -176,6 +178,11 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			if why := x.approvalCarried(ctx, p, params, fmt.Sprintf("retargeting the pull request from %q to %q", live.Base.Ref, base)); why != "" {
 				return "gitea.repo.admin", why
 			}
+		}
+	}
+	if state, _ := bodyField(args, "state"); state == "open" && (op.ID == "repoEditPullRequest" || op.ID == "issueEditIssue") && !p.grants("gitea.repo.admin") {
+		if why := x.reopenCarried(ctx, p, params); why != "" {
+			return "gitea.repo.admin", why
 		}
 	}
 	if op.ID == "repoEdit" && p.repoPats != nil && body["private"] != nil {
@@ -372,6 +379,66 @@ func (x *executor) approvalCarried(ctx context.Context, p *profile, params map[s
 		return fmt.Sprintf("%s, and Gitea keeps %q's approval, which branch protection then counts for a base it was not given for; %s; ask for a new review on the new base instead", doing, who, why)
 	}
 	return ""
+}
+
+// reopenCarried returns why reopening the pull request of params is
+// refused, "" when nothing is carried (or it is an issue, or open): Gitea
+// judges a push to a head branch only for the open pull requests it heads
+// (services/pull/pull.go AddTestPullRequestTask, which marks their reviews
+// stale and dismisses approvals where branch protection says so), reopening
+// judges nothing, and the next push is judged against the commit it
+// replaces. Reopened with a head pushed while it was closed (refs/pull/N/head,
+// pullRef, at another commit), it keeps for that head the official approval
+// that stands, which branch protection counts, and p may not administer
+// the repository (gitea.repo.admin, which may dismiss it).
+func (x *executor) reopenCarried(ctx context.Context, p *profile, params map[string]string) string {
+	var pr livePR
+	switch x.get(ctx, "repoGetPullRequest", params, &pr) {
+	case http.StatusNotFound: // an issue
+		return ""
+	case http.StatusOK:
+	default:
+		return "cannot read from Gitea the pull request's state and head, whose approvals reopening it may carry to a head pushed while it was closed; refusing"
+	}
+	if pr.State != "closed" {
+		return ""
+	}
+	at, ok := x.pullRef(ctx, params)
+	if ok && at == pr.Head.SHA {
+		return ""
+	}
+	who, ok2 := x.approvedBy(ctx, params)
+	switch _, why := permitted(p, "gitea.repo.admin"); {
+	case !ok || !ok2:
+		return "cannot read from Gitea the pull request's reviews and refs/pull/" + params["index"] + "/head, whose approvals reopening it may carry to a head pushed while it was closed; refusing"
+	case who != "":
+		return fmt.Sprintf("the head %s was pushed while the pull request was closed (Gitea shows it at %s), which Gitea neither marks stale nor dismisses approvals for: "+
+			"reopening it carries %q's approval to that head, which branch protection then counts, also once a push that changes nothing makes Gitea show it; %s; ask for a new review once it is open instead", pr.Head.SHA, at, who, why)
+	}
+	return ""
+}
+
+// pullRef returns the commit of the pull request of params at
+// refs/pull/N/head, where Gitea shows its commits, files and diff and takes
+// in a push to its head branch only while it is open; false when Gitea does
+// not show that ref.
+func (x *executor) pullRef(ctx context.Context, params map[string]string) (string, bool) {
+	type gitRef struct {
+		Ref    string `json:"ref"`
+		Object struct {
+			SHA string `json:"sha"`
+		} `json:"object"`
+	}
+	var refs []gitRef // a list, whatever it holds: Gitea compares the one it found with the name without refs/
+	name := "pull/" + params["index"] + "/head"
+	if !x.live(ctx, "repoListGitRefs", map[string]string{"owner": params["owner"], "repo": params["repo"], "ref": name}, &refs) {
+		return "", false
+	}
+	i := slices.IndexFunc(refs, func(r gitRef) bool { return r.Ref == "refs/"+name })
+	if i < 0 {
+		return "", false
+	}
+	return refs[i].Object.SHA, true
 }
 
 // storedTexts maps a write to the read of the stored text whose

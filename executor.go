@@ -490,6 +490,7 @@ func issuePRReason(index, why string) string {
 // livePR is what the policy reads of a pull request: its author and head.
 type livePR struct {
 	User  account `json:"user"`
+	State string  `json:"state"`
 	Title string  `json:"title"`
 	Body  string  `json:"body"`
 	Head  struct {

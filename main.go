@@ -25,15 +25,17 @@
 //	                 check): where it lands, the repositories it reaches (a
 //	                 fork's parent, a migration's source, the issues the
 //	                 commits it pushes reference), the pull requests a
-//	                 branch's deletion closes
+//	                 branch's deletion closes; reopenCarried, an approval
+//	                 reopening carries to a head pushed while closed, and
+//	                 pullRef, the commit Gitea shows a pull request at
 //	client.go      * the Gitea client: the one HTTP exchange (the token only
 //	                 to GITEA_URL, no redirect, bounded reads), fault naming,
 //	                 and the reads the policy's live checks make through it
 //	                 (route, get, live, rawText, listCommits, allCommits,
 //	                 openPullsOn, forkOutside, branchOf; pushedMessages, the
 //	                 commits a write pushes, templateTexts, a merge template
-//	                 expanded, shownHead, the commit Gitea shows a pull request
-//	                 at, reviewUndone, a review a review request undoes,
+//	                 expanded, shownHead, a pull request shown at another commit
+//	                 than its head, reviewUndone, a review a review request undoes,
 //	                 approvedBy, an approval a retarget would carry,
 //	                 restoredApproval, one a review's deletion restores,
 //	                 storedRefs, stopwatchOutside, linkedOutside: the stored
