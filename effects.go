@@ -259,7 +259,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 	}
 	writesHead := op.ID == "repoUpdatePullRequest"
-	if op.ID == "repoMergePullRequest" {
+	if op.ID == "repoMergePullRequest" && body["do"] != "manually-merged" { // a mark deletes nothing (routers/api/v1/repo/pull.go MergePullRequest)
 		del, set := body["delete_branch_after_merge"]
 		if !set || del == nil {
 			if !readRepo() || r.Default == nil {

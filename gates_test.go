@@ -603,7 +603,8 @@ func TestMergeDeleteStacked(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
 	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "lander", "allowed_operations": ["gitea.read", "gitea.pr.merge", "gitea.branch.delete"]},
-		{"profile_name": "keeper", "allowed_operations": ["gitea.read", "gitea.pr.merge", "gitea.branch.delete", "gitea.repo.admin"]}]}`), 0o600)
+		{"profile_name": "keeper", "allowed_operations": ["gitea.read", "gitea.pr.merge", "gitea.branch.delete", "gitea.repo.admin"]},
+		{"profile_name": "marker", "allowed_operations": ["gitea.read", "gitea.pr.merge", "gitea.pr.close"]}]}`), 0o600)
 	const pulls = repoPath + "/pulls"
 	approval := map[string]any{"user": map[string]any{"login": "carol"}, "state": "APPROVED", "official": true}
 	script := func(stacked []any, reviews ...any) func(f *scriptedGitea) {
@@ -639,6 +640,12 @@ func TestMergeDeleteStacked(t *testing.T) {
 		{"the head branch kept", "lander", script(stacked, approval), "gitea_call_operation", merge(false),
 			liveGot{Sent: []string{getPR, merged}}},
 		{"granted administration", "keeper", script(stacked, approval), "gitea_call_operation", merge(true),
+			liveGot{Sent: []string{getPR, merged}}},
+		{"marked merged manually, which deletes nothing", "marker", func(f *scriptedGitea) {
+			script(stacked, approval)(f)
+			f.json(repoPath, map[string]any{"default_delete_branch_after_merge": true})
+		}, "gitea_call_operation", map[string]any{"operation": "repoMergePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1,
+			"body": map[string]any{"do": "manually-merged", "head_commit_id": headSHA, "merge_commit_id": otherSHA}}},
 			liveGot{Sent: []string{getPR, merged}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
