@@ -19,13 +19,16 @@
 //	executor.go    * the executor, the one door to Gitea: resolve, policy
 //	                 check (identity, self-approval, self-merge, head pins,
 //	                 whose an object written is, and the live reads they need:
-//	                 a pull request's author and head), encode, send, result
-//	                 pipeline; the audit write is called here
+//	                 a pull request's author and head; restoreDenied, a
+//	                 review's deletion judged by the approval it restores),
+//	                 encode, send, result pipeline; the audit write is
+//	                 called here
 //	effects.go     * the live effects of a write (liveEffects, called by
 //	                 check): where it lands, the repositories it reaches (a
 //	                 fork's parent, a migration's source, the issues the
 //	                 commits it pushes reference), the pull requests a
-//	                 branch's deletion closes; reopenCarried, an approval
+//	                 branch's deletion closes or retargets (a merge's too,
+//	                 with their approvals); reopenCarried, an approval
 //	                 reopening carries to a head pushed while closed, and
 //	                 pullRef, the commit Gitea shows a pull request at
 //	client.go      * the Gitea client: the one HTTP exchange (the token only
