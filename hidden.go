@@ -196,3 +196,48 @@ func carrierOf(r rune) *invisibleCarrier {
 	}
 	return nil
 }
+
+// unescapeJSON returns s, if it is JSON text (an object or a list: JSON
+// inside a JSON string, a file of JSON), with its string escapes decoded: \n,
+// \t, \/, \" and the others, and \u0067 (a surrogate pair as one character),
+// each with the run of backslashes before it (JSON nested more than once);
+// other backslashes stay. Other text (source code) is returned as is.
+func unescapeJSON(s string) string {
+	if t := strings.TrimLeft(s, " \t\r\n"); t == "" || t[0] != '{' && t[0] != '[' || strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		j := i
+		for j < len(s) && s[j] == '\\' {
+			j++
+		}
+		if j == len(s) {
+			return string(append(b, s[i:]...))
+		}
+		if j == i { // up to the next backslash
+			k := strings.IndexByte(s[i:], '\\')
+			if k < 0 {
+				return string(append(b, s[i:]...))
+			}
+			b, i = append(b, s[i:i+k]...), i+k-1
+			continue
+		}
+		if c := strings.IndexByte(`"/bfnrt`, s[j]); c >= 0 {
+			b, i = append(b, "\"/\b\f\n\r\t"[c]), j
+		} else if r, ok := hex4(s, j+1); s[j] == 'u' && ok {
+			i = j + 4
+			k := i + 1 // the other half of a surrogate pair, after its own run of backslashes
+			for k < len(s) && s[k] == '\\' {
+				k++
+			}
+			if r2, ok2 := hex4(s, k+1); utf16.IsSurrogate(r) && k > i+1 && k < len(s) && s[k] == 'u' && ok2 {
+				r, i = utf16.DecodeRune(r, r2), k+4
+			}
+			b = utf8.AppendRune(b, r)
+		} else {
+			b, i = append(b, s[i:j+1]...), j
+		}
+	}
+	return string(b)
+}

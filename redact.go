@@ -613,6 +613,12 @@ type textView struct {
 
 // textViews are the readings scrubString and binaryViews try.
 var textViews = []textView{{
+	// JSON inside a JSON string (an activity's content: a push's commits)
+	// and JSON returned as text (a file) keep its escapes: a key after \n
+	// is not at a word's start, nor one after \u003c, and \/ is no slash.
+	name: "JSON escapes", read: unescapeJSON,
+	example: `[{"Sha1":"1","Message":"rotate keys\n\nAKIAIOSFODNN7EXAMPLE\n","AuthorName":"a"}]`,
+}, {
 	// git format-patch writes a .patch's subject and author as mail
 	// headers: folded where long, in RFC 2047 encoded words where not ASCII.
 	name: "mail headers", read: mailHeaders,

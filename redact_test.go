@@ -125,7 +125,7 @@ func TestMaskString(t *testing.T) {
 
 func TestScrubString(t *testing.T) {
 	t.Parallel()
-	r := newRedactor("tok1")
+	r := newRedactor("tok1", `pa"ss<w&rd`)
 	for _, tc := range []struct {
 		in     string
 		mask   bool
@@ -163,6 +163,16 @@ func TestScrubString(t *testing.T) {
 			"+a\n@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_XY=AKIA[MASKED]...\n+b", []string{"aws_access_key_id"}, 0},
 		{"@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_X=AKIAIOSFODNN", true,
 			"@@ -1,2 +1,3 @@ AWS_KEY_OF_THE_STAGING_DEPLOYMENT_PIPELINE_FOR_THE_NIGHTLY_BUILD_X=AKIAIOSFODNN", nil, 0},
+		// JSON escapes (a push's commits in an activity's content, JSON returned as text) are decoded where that shows a
+		// secret: a key after \n, \t or \u003c, a URL with escaped slashes, \u0067hp_, JSON nested twice; others are kept.
+		{`[{"Sha1":"1","Message":"rotate\n\nAKIAIOSFODNN7EXAMPLE\n"}]`, true, "[{\"Sha1\":\"1\",\"Message\":\"rotate\n\nAKIA[MASKED]\n\"}]", []string{"aws_access_key_id"}, 0},
+		{`["key \u003csk_live_4eC39HqLyjWDarjtT1zdp7dc\u003e"]`, true, `["key <sk_live_[MASKED]>"]`, []string{"stripe"}, 0},
+		{`{"url":"https:\/\/alice:hunter2hunter@example.com\/r.git"}`, true, `{"url":"https://alice:[MASKED]@example.com/r.git"}`, []string{"url_credentials"}, 0},
+		{` ["\u0067hp_0123456789abcdefghijABCDEFGHIJklmnop \\\\tAIzaSyA-1234567890abcdefghijklmnopqrstu \ud83d\ude00"]`, true, " [\"ghp_[MASKED] \tAIza[MASKED] \U0001F600\"]", []string{"github", "google_api_key"}, 0},
+		{`{"m":"x pa\"ss\u003cw\u0026rd"} {\"m\":\"pa\\\"ss\\u003cw\\u0026rd\"}`, false, `{"m":"x [REDACTED]"} {"m":"[REDACTED]"}`, nil, 0},
+		{`["x\nAKIAIOSF\u200bODNN7EXAMPLE"]`, true, "[\"x\nAKIA[MASKED]\"]", []string{"aws_access_key_id"}, 1},
+		{`printf("x\nAKIAIOSFODNN7EXAMPLE\n")`, true, `printf("x\nAKIAIOSFODNN7EXAMPLE\n")`, nil, 0}, // not JSON text
+		{`{"path":"C:\\new\\table","re":"\\d+ \\u12","v":"sk-\ud800"} \\`, true, `{"path":"C:\\new\\table","re":"\\d+ \\u12","v":"sk-\ud800"} \\`, nil, 0},
 		// A secret in one reading does not hide another in the next.
 		{"From 1\nSubject: [PATCH] =?UTF-8?q?GH=3Dghp=5F0123456789abcdefghijABCDEFGHIJklmnop?=\n\npassword=&#34;correct horse battery&#34;", true,
 			"From 1\nSubject: [PATCH] GH=ghp_[MASKED]\n\npassword=\"[MASKED]\"", []string{"generic_secret", "github"}, 0},

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2ERedteam20JSONEscapes: found by the red team. Gitea records a push in
+// the activity feed with its commits as JSON in the action's content, a JSON
+// string (services/feed/notifier.go PushCommits, json.Marshal): the commit
+// message's line ends are \n there and its < is \u003c, so an AWS key on a
+// line of its own and a Stripe key in angle brackets, masked in the commit's
+// JSON, reached the model through repoListActivityFeeds after a letter, not at
+// a word's start as those patterns need. A file of JSON read as text kept its
+// escapes too: a URL with escaped slashes (https:\/\/user:pass@host, as PHP
+// writes JSON) and a key after \n in a string.
+func TestE2ERedteam20JSONEscapes(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt20json", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	const aws, stripe, pass = "AKIAR2D2C3POLUKE0123", "sk_live_R2d2C3poLukeLeia0123", "hunter2hunter2"
+	file := `{"deploy": {"url": "https:\/\/deploy:` + pass + `@example.com\/r.git", "notes": "rotated\n` + aws + `"}}` + "\n"
+	files := []map[string]string{{"operation": "create", "path": "deploy.json", "content": base64.StdEncoding.EncodeToString([]byte(file))}}
+	msg := "rotate the staging keys\n\n" + aws + "\nstripe <" + stripe + ">\n"
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": msg, "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	leaks := []string{aws[4:], stripe[8:], pass}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, full := range []bool{false, true} {
+		var text string
+		for try := 0; try < 40 && !strings.Contains(text, "rotate the staging keys"); try++ { // Gitea records the push from a queue
+			time.Sleep(250 * time.Millisecond)
+			res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoListActivityFeeds", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
+			text = fmt.Sprint(get(res, "data"))
+		}
+		if !strings.Contains(text, "rotate the staging keys") {
+			t.Fatalf("the feed holds no push of the commit: %.1500s", text)
+		}
+		for _, leak := range leaks {
+			if strings.Contains(text, leak) {
+				t.Errorf("the feed (full %v) holds %q: %.1500s", full, leak[:4], text)
+			}
+		}
+		if !strings.Contains(text, "\nAKIA[MASKED]\nstripe <sk_live_[MASKED]>") {
+			t.Errorf("the feed (full %v) has no masked keys: %.1500s", full, text)
+		}
+	}
+	for _, read := range []map[string]any{
+		{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "deploy.json"}},
+		{"operation": "repoGetRawFile", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "deploy.json"}},
+	} {
+		res, _ := c.callTool("gitea_call_operation", read)
+		text := fmt.Sprint(get(res, "data"))
+		if !strings.Contains(text, "deploy") {
+			t.Fatalf("%s: %.1500s", read["operation"], text)
+		}
+		for _, leak := range []string{aws[4:], pass} {
+			if strings.Contains(text, leak) {
+				t.Errorf("%s holds %q: %.1500s", read["operation"], leak[:4], text)
+			}
+		}
+		if !strings.Contains(text, "https://deploy:[MASKED]@example.com/r.git") || !strings.Contains(text, "rotated\nAKIA[MASKED]") {
+			t.Errorf("%s has no masked secrets: %.1500s", read["operation"], text)
+		}
+	}
+}
