@@ -6,7 +6,8 @@ package main
 // before redaction and masking (stripHidden, in scrubString), counted, or
 // marked where a file's text keeps them visible (markHidden); and their
 // literal JSON escapes (stripEscapedHidden). Every removal is counted, none
-// is silent.
+// is silent. JSON text is also read with its escapes decoded (unescapeJSON,
+// one of textViews).
 
 import (
 	"fmt"
