@@ -70,3 +70,36 @@ func TestE2ERedteam20JSONEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam20UnicodeBlanks: found by the red team. The rules' assignments
+// and headers are separated by ASCII blanks and punctuation: a password after
+// a fullwidth colon (password：…, as a Chinese or Japanese input method types
+// it) and a Gitea token after a no-break space (Authorization:\u00a0token …,
+// as a Mac's Option-Space types it), in an issue's body, reached the model
+// through issueGetIssue unmasked.
+func TestE2ERedteam20UnicodeBlanks(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt20blank", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	const pass, hexToken = "hunter2hunter2", "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	var issue struct{ Number int }
+	body := "staging password\uff1a" + pass + "\ncurl -H 'Authorization:\u00a0token " + hexToken + "' https://example.com"
+	if s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]any{"title": "staging access", "body": body}, http.StatusCreated, &issue); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "issueGetIssue", "arguments": map[string]any{"owner": owner, "repo": name, "index": issue.Number}})
+	text := fmt.Sprint(get(res, "data.body"))
+	if !strings.Contains(text, "staging password") {
+		t.Fatalf("the issue: %v", res)
+	}
+	for _, leak := range []string{pass, hexToken[:12]} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the issue's body holds %q: %s", leak[:4], text)
+		}
+	}
+	if !strings.Contains(text, "password:[MASKED]") || !strings.Contains(text, "Authorization: token [MASKED]") {
+		t.Errorf("the issue's body has no masked secrets: %s", text)
+	}
+}

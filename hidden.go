@@ -242,3 +242,23 @@ func unescapeJSON(s string) string {
 	}
 	return string(b)
 }
+
+// asciiForms returns s with its Unicode blanks (U+00A0 no-break space, as a
+// Mac's Option-Space types it, U+2000-200A, U+202F, U+205F, U+3000) as
+// spaces and its fullwidth forms (U+FF01-FF5E, as a Chinese or Japanese
+// input method types "password：") as the ASCII characters they stand for.
+func asciiForms(s string) string {
+	form := func(r rune) rune {
+		switch {
+		case r == 0xa0 || r >= 0x2000 && r <= 0x200a || r == 0x202f || r == 0x205f || r == 0x3000:
+			return ' '
+		case r >= 0xff01 && r <= 0xff5e:
+			return r - 0xfee0
+		}
+		return r
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return form(r) != r }) < 0 {
+		return s
+	}
+	return strings.Map(form, s)
+}

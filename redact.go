@@ -640,6 +640,11 @@ var textViews = []textView{{
 	name: "quoted paths", read: unquotePaths,
 	example: "diff --git \"a/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\" \"b/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\"\n",
 }, {
+	// Blanks other than a space and fullwidth punctuation are not the
+	// separators of an assignment or a header to the rules.
+	name: "ASCII forms", read: asciiForms,
+	example: "staging password\uff1ahunter2hunter2, Authorization:\u00a0token 0123456789abcdef0123456789abcdef01234567",
+}, {
 	// A wiki page's sub_url and html_url hold its title URL-escaped.
 	name: "URL escapes", read: unescapeURL,
 	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",

@@ -173,6 +173,12 @@ func TestScrubString(t *testing.T) {
 		{`["x\nAKIAIOSF\u200bODNN7EXAMPLE"]`, true, "[\"x\nAKIA[MASKED]\"]", []string{"aws_access_key_id"}, 1},
 		{`printf("x\nAKIAIOSFODNN7EXAMPLE\n")`, true, `printf("x\nAKIAIOSFODNN7EXAMPLE\n")`, nil, 0}, // not JSON text
 		{`{"path":"C:\\new\\table","re":"\\d+ \\u12","v":"sk-\ud800"} \\`, true, `{"path":"C:\\new\\table","re":"\\d+ \\u12","v":"sk-\ud800"} \\`, nil, 0},
+		// Unicode blanks and fullwidth forms are read as ASCII where that shows a secret; others are kept.
+		{"staging password\uff1ahunter2hunter2", true, "staging password:[MASKED]", []string{"generic_secret"}, 0},
+		{"curl -H 'Authorization:\u00a0token 0123456789abcdef0123456789abcdef01234567' -H 'Bearer\u202fabcDEF123456ghiJKL789'", true,
+			"curl -H 'Authorization: token [MASKED]' -H 'Bearer [MASKED]'", []string{"authorization_header", "bearer"}, 0},
+		{"DB_PASSWORD\u3000=\u3000correct-horse-battery ｇｈｐ＿0123456789abcdefghijABCDEFGHIJklmnop", true, "DB_PASSWORD = [MASKED] ghp_[MASKED]", []string{"generic_secret", "github"}, 0},
+		{"价格：１００元\u00a0token：short", true, "价格：１００元\u00a0token：short", nil, 0},
 		// A secret in one reading does not hide another in the next.
 		{"From 1\nSubject: [PATCH] =?UTF-8?q?GH=3Dghp=5F0123456789abcdefghijABCDEFGHIJklmnop?=\n\npassword=&#34;correct horse battery&#34;", true,
 			"From 1\nSubject: [PATCH] GH=ghp_[MASKED]\n\npassword=\"[MASKED]\"", []string{"generic_secret", "github"}, 0},
