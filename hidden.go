@@ -257,8 +257,10 @@ func asciiForms(s string) string {
 		}
 		return r
 	}
-	if strings.IndexFunc(s, func(r rune) bool { return form(r) != r }) < 0 {
-		return s
+	for _, lead := range []byte{0xc2, 0xe2, 0xe3, 0xef} { // the first bytes of their UTF-8
+		if strings.IndexByte(s, lead) >= 0 {
+			return strings.Map(form, s) // s itself where nothing maps
+		}
 	}
-	return strings.Map(form, s)
+	return s
 }
