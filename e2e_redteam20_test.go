@@ -103,3 +103,30 @@ func TestE2ERedteam20UnicodeBlanks(t *testing.T) {
 		t.Errorf("the issue's body has no masked secrets: %s", text)
 	}
 }
+
+// TestE2ERedteam20TokenUserPassword: found by the red team. Gitea takes a
+// Basic user name for the token where the password is empty or x-oauth-basic
+// (services/auth/basic.go), so https://TOKEN:x-oauth-basic@host clones; the
+// URL credentials pattern masked only the password there, and the token of a
+// clone URL in a file reached the model through repoGetContents.
+func TestE2ERedteam20TokenUserPassword(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt20user", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	const hexToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	script := "#!/bin/sh\ngit clone https://" + hexToken + ":x-oauth-basic@gitea.example.com/ops/deploy.git\n"
+	files := []map[string]string{{"operation": "create", "path": "clone.sh", "content": base64.StdEncoding.EncodeToString([]byte(script))}}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "clone script", "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "clone.sh"}})
+	text := str(get(res, "data.content"))
+	if !strings.Contains(text, "git clone https://") {
+		t.Fatalf("clone.sh: %v", res)
+	}
+	if strings.Contains(text, hexToken[:12]) || !strings.Contains(text, "https://[MASKED]@gitea.example.com/ops/deploy.git") {
+		t.Errorf("clone.sh holds the token: %s", text)
+	}
+}

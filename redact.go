@@ -326,11 +326,15 @@ var secretRules = []secretRule{{
 	name:  "url_credentials",
 	lits:  []string{"://"},
 	needs: "@",
-	re:    regexp.MustCompile(`://[^\s/?#@:]*:([^\s/?#@]+)@|://([0-9a-fA-F]{40})@`), // a token as the user name too
+	// A token as the user name too, with an empty or any password: Gitea
+	// takes the user name for the token where the password is empty or
+	// x-oauth-basic (services/auth/basic.go).
+	re: regexp.MustCompile(`://([0-9a-fA-F]{40}(?::[^\s/?#@]*)?)@|://[^\s/?#@:]*:([^\s/?#@]+)@`),
 	mask: []string{
 		"remote https://oauth2:0123456789abcdef0123456789abcdef01234567@gitea.example.com/o/r.git",
 		"git clone https://alice:hunter2@example.com/r.git",
 		"url = https://0123456789abcdef0123456789abcdef01234567@gitea.example.com/o/sub.git",
+		"git clone https://0123456789abcdef0123456789abcdef01234567:x-oauth-basic@gitea.example.com/o/r.git",
 	},
 	keep: []string{"git@gitea.example.com:owner/repo.git", "https://alice@example.com/r", "ssh://git@host:2222/o/r.git", "mail bob@example.com"},
 }, {
