@@ -130,3 +130,29 @@ func TestE2ERedteam20TokenUserPassword(t *testing.T) {
 		t.Errorf("clone.sh holds the token: %s", text)
 	}
 }
+
+// TestE2ERedteam20Netrc: found by the red team. A .netrc file (curl's, and
+// git's for https remotes) separates its password from the word by a blank,
+// which no assignment pattern read: a Gitea token in a committed .netrc
+// reached the model through repoGetContents.
+func TestE2ERedteam20Netrc(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt20netrc", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	const hexToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	netrc := "machine gitea.example.com\n  login alice\n  password " + hexToken + "\n"
+	files := []map[string]string{{"operation": "create", "path": "dotfiles/.netrc", "content": base64.StdEncoding.EncodeToString([]byte(netrc))}}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "dotfiles", "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "dotfiles/.netrc"}})
+	text := str(get(res, "data.content"))
+	if !strings.Contains(text, "machine gitea.example.com") {
+		t.Fatalf(".netrc: %v", res)
+	}
+	if strings.Contains(text, hexToken[:12]) || !strings.Contains(text, "password [MASKED]") {
+		t.Errorf(".netrc holds the token: %s", text)
+	}
+}

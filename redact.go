@@ -338,6 +338,15 @@ var secretRules = []secretRule{{
 	},
 	keep: []string{"git@gitea.example.com:owner/repo.git", "https://alice@example.com/r", "ssh://git@host:2222/o/r.git", "mail bob@example.com"},
 }, {
+	// A .netrc file (curl's, and git's for https remotes): machine HOST
+	// login USER password SECRET, on one line or several.
+	name:      "netrc",
+	words:     []string{"machine"},
+	multiline: true,
+	re:        regexp.MustCompile(`(?i)\bmachine[ \t]+\S+(?:\s+(?:login|account)[ \t]+\S+)+\s+password[ \t]+(\S+)`),
+	mask:      []string{"machine gitea.example.com login alice password 0123456789abcdef0123456789abcdef01234567", "machine api.example.com\n  login bob\n  password hunter2hunter2"},
+	keep:      []string{"the machine password is in the vault", "machine learning password managers", "machine x login y"},
+}, {
 	// key = value, key: value, "key": "value", key := value, key => value,
 	// where the key contains one of the words; values under 8 characters
 	// and code-like values (calls, templates) are left alone. Quotes may be

@@ -107,6 +107,8 @@ func TestMaskString(t *testing.T) {
 		{"ghp_0123456789abcdefghijABCDEFGHIJklmnopghp_0123456789abcdefghijABCDEFGHIJklmnop", "ghp_[MASKED]", []string{"github"}},
 		{"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc", "Authorization: Bearer [MASKED]",
 			[]string{"authorization_header", "bearer", "jwt"}},
+		{"# ~/.netrc\nmachine gitea.example.com\n\tlogin alice\n\tpassword 0123456789abcdef0123456789abcdef01234567\nmachine b login c password d",
+			"# ~/.netrc\nmachine gitea.example.com\n\tlogin alice\n\tpassword [MASKED]\nmachine b login c password [MASKED]", []string{"netrc"}},
 		// A Gitea token as a URL's user name with x-oauth-basic (or any password) is masked with it.
 		{"git clone https://0123456789abcdef0123456789abcdef01234567:x-oauth-basic@gitea.example.com/o/r.git https://0123456789abcdef0123456789abcdef0123456:p@h",
 			"git clone https://[MASKED]@gitea.example.com/o/r.git https://0123456789abcdef0123456789abcdef0123456:[MASKED]@h", []string{"url_credentials"}},

@@ -130,6 +130,14 @@ var secretCorpus = []corpusKey{
 		body := hex.EncodeToString(g.bytes(20)) // a Gitea token as the user name
 		return "https://" + body + "@git.example.com/o/lib.git", body
 	}},
+	{"URL credentials", "url_credentials", "git clone %s\n", func(g *keyGen) (string, string) {
+		body := hex.EncodeToString(g.bytes(20)) // a Gitea token as the user name, x-oauth-basic its password
+		return "https://" + body + ":x-oauth-basic@git.example.com/o/r.git", body
+	}},
+	{".netrc entries", "netrc", "# ~/.netrc\n%s\n", func(g *keyGen) (string, string) {
+		body := hex.EncodeToString(g.bytes(20))
+		return "machine git.example.com\n  login ci\n  password " + body, body
+	}},
 	{"generic api_key/token/password/secret assignments", "generic_secret", "set %s in the config", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 24)
 		return "api_key=" + body, body
