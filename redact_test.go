@@ -466,6 +466,30 @@ func FuzzStripEscapedHidden(f *testing.F) {
 	})
 }
 
+// FuzzUnescapeJSON: JSON text as encoding/json writes it, once or nested
+// in a JSON string, reads back as the text it encodes (a backslash in the
+// text left out: its escape is ambiguous to the reading); any input reads
+// without a panic, valid UTF-8 into valid UTF-8.
+func FuzzUnescapeJSON(f *testing.F) {
+	for _, s := range []string{`rotate keys\n\nAKIA`, `<a href=\"x\">`, `\u00e9\ud83d\ude00`, `https:\/\/u:p@h`, `\\`, `\u12`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := unescapeJSON("[" + s); utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Errorf("unescapeJSON(%q) = %q: not UTF-8", "["+s, got)
+		}
+		text := strings.ToValidUTF8(strings.ReplaceAll(s, `\`, ""), "")
+		once, _ := json.Marshal([]string{text})
+		twice, _ := json.Marshal([]string{string(once)})
+		want := `["` + text + `"]`
+		for _, in := range []string{string(once), strings.TrimSuffix(strings.TrimPrefix(string(twice), `["`), `"]`)} {
+			if got := unescapeJSON(in); got != want {
+				t.Errorf("unescapeJSON(%q) mismatch (-want +got):\n%s", in, cmp.Diff(want, got))
+			}
+		}
+	})
+}
+
 func FuzzMaskString(f *testing.F) {
 	for _, r := range secretRules {
 		for _, ex := range slices.Concat(r.mask, r.keep) {
