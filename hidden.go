@@ -243,24 +243,107 @@ func unescapeJSON(s string) string {
 	return string(b)
 }
 
+// asciiFormsView names the reading asciiForms in textViews.
+const asciiFormsView = "ASCII forms"
+
 // asciiForms returns s with its Unicode blanks (U+00A0 no-break space, as a
 // Mac's Option-Space types it, U+2000-200A, U+202F, U+205F, U+3000) as
 // spaces and its fullwidth forms (U+FF01-FF5E, as a Chinese or Japanese
-// input method types "password：") as the ASCII characters they stand for.
+// input method types "password：") as the ASCII characters they stand for;
+// s itself, bytes that are not UTF-8 included, where it has none.
 func asciiForms(s string) string {
-	form := func(r rune) rune {
-		switch {
-		case r == 0xa0 || r >= 0x2000 && r <= 0x200a || r == 0x202f || r == 0x205f || r == 0x3000:
-			return ' '
-		case r >= 0xff01 && r <= 0xff5e:
-			return r - 0xfee0
-		}
-		return r
-	}
+	found := false
 	for _, lead := range []byte{0xc2, 0xe2, 0xe3, 0xef} { // the first bytes of their UTF-8
-		if strings.IndexByte(s, lead) >= 0 {
-			return strings.Map(form, s) // s itself where nothing maps
+		for i := strings.IndexByte(s, lead); i >= 0 && !found; i = indexByteFrom(s, lead, i+1) {
+			found = asciiForm(s[i:]) != 0
 		}
 	}
-	return s
+	if !found {
+		return s
+	}
+	b, last := make([]byte, 0, len(s)), 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0xc2 { // no lead byte of theirs
+			continue
+		}
+		if c := asciiForm(s[i:]); c != 0 {
+			_, n := utf8.DecodeRuneInString(s[i:])
+			b, last, i = append(append(b, s[last:i]...), c), i+n, i+n-1
+		}
+	}
+	return string(append(b, s[last:]...))
+}
+
+// asciiForm returns the ASCII character the blank or fullwidth form s
+// starts with stands for, 0 for none.
+func asciiForm(s string) byte {
+	switch r, _ := utf8.DecodeRuneInString(s); {
+	case r == 0xa0 || r >= 0x2000 && r <= 0x200a || r == 0x202f || r == 0x205f || r == 0x3000:
+		return ' '
+	case r >= 0xff01 && r <= 0xff5e:
+		return byte(r - 0xfee0)
+	}
+	return 0
+}
+
+// indexByteFrom is strings.IndexByte of s from i on, -1 for none.
+func indexByteFrom(s string, c byte, i int) int {
+	if k := strings.IndexByte(s[i:], c); k >= 0 {
+		return i + k
+	}
+	return -1
+}
+
+// binaryViews are the texts that bytes s may hold where the passes, reading
+// s byte for byte, would find no secret: s read as UTF-8 without its hidden
+// characters and its bytes that are not UTF-8 (a Latin-1 soft hyphen), so
+// too in each of textViews, and, if s has a zero byte, s read as UTF-16 in
+// either byte order, from an even or odd offset, without its hidden
+// characters (surrogates too). Each is
+// kept to its ASCII, fullwidth forms as theirs, anything else a space: the secrets the passes know are
+// ASCII, and a pass over bytes stays cheap (BenchmarkBinaryContent).
+func binaryViews(s string) []string {
+	visible := func(view []byte, r rune) []byte { // an ASCII character as itself, a hidden one as nothing, any other a space
+		switch {
+		case r < 1<<16 && hiddenBMP[r/64]&(1<<(r%64)) != 0 || r >= 1<<16 && carrierOf(r) != nil:
+			return view
+		case r < utf8.RuneSelf:
+			return append(view, byte(r))
+		case r >= 0xff01 && r <= 0xff5e: // a fullwidth form as its ASCII (asciiForms; a blank is a space already)
+			return append(view, byte(r-0xfee0))
+		}
+		return append(view, ' ')
+	}
+	utf8View := func(s string) string {
+		view := make([]byte, 0, len(s))
+		for i, r := range s {
+			if r != utf8.RuneError || strings.HasPrefix(s[i:], "\ufffd") { // bytes that are not UTF-8 go
+				view = visible(view, r)
+			}
+		}
+		return string(view)
+	}
+	views := []string{utf8View(s)}
+	for _, v := range textViews {
+		if v.name == asciiFormsView { // utf8View reads them
+			continue
+		}
+		if d := v.read(s); d != s {
+			views = append(views, utf8View(d))
+		}
+	}
+	if strings.IndexByte(s, 0) < 0 {
+		return views
+	}
+	view := make([]byte, 0, len(s)/2)
+	for _, at := range [][2]int{{0, 1}, {1, 0}, {1, 2}, {2, 1}} { // of the low and the high byte of the first unit
+		view = view[:0]
+		for i := 0; at[0]+2*i < len(s) && at[1]+2*i < len(s); i++ {
+			if u := rune(s[at[0]+2*i]) | rune(s[at[1]+2*i])<<8; !utf16.IsSurrogate(u) {
+				view = visible(view, u)
+			}
+		}
+		views = append(views, string(view))
+	}
+	return views
 }

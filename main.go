@@ -58,7 +58,9 @@
 //	                 it, compact.go and openapi.go share
 //	redact.go      * exact redaction and pattern masking, in every reading of a
 //	                 text that shows a secret (textViews)
-//	hidden.go      * hidden-character removal and marking
+//	hidden.go      * hidden-character removal and marking; the texts bytes
+//	                 may hold (binaryViews); two readings (asciiForms,
+//	                 unescapeJSON)
 //	compact.go       the compact view of answers, projected along their
 //	                 response definitions before the pipeline scrubs them
 //	schema.go        the JSON Schema validator of tool arguments

@@ -655,7 +655,7 @@ var textViews = []textView{{
 }, {
 	// Blanks other than a space and fullwidth punctuation are not the
 	// separators of an assignment or a header to the rules.
-	name: "ASCII forms", read: asciiForms,
+	name: asciiFormsView, read: asciiForms,
 	example: "staging password\uff1ahunter2hunter2, Authorization:\u00a0token 0123456789abcdef0123456789abcdef01234567",
 }, {
 	// A wiki page's sub_url and html_url hold its title URL-escaped.

@@ -215,6 +215,12 @@ func TestTextViews(t *testing.T) {
 			t.Errorf("%s: binary bytes delivered: %q", v.name, b)
 		}
 	}
+	// Bytes are read with their fullwidth forms as ASCII (binaryViews), not
+	// by the reading asciiForms.
+	sc := &scrubber{red: r, mask: true, maxBinary: 1 << 20}
+	if b := sc.binary([]byte("staging password\uff1ahunter2hunter2\xff")); b != nil {
+		t.Errorf("binary bytes with a fullwidth colon delivered: %q", b)
+	}
 }
 
 func TestParseSecretMode(t *testing.T) {

@@ -136,55 +136,6 @@ func (sc *scrubber) binary(b []byte) []byte {
 	return []byte(s)
 }
 
-// binaryViews are the texts that bytes s may hold where the passes, reading
-// s byte for byte, would find no secret: s read as UTF-8 without its hidden
-// characters and its bytes that are not UTF-8 (a Latin-1 soft hyphen), so
-// too in each of textViews, and, if s has a zero byte, s read as UTF-16 in
-// either byte order, from an even or odd offset, without its hidden
-// characters (surrogates too). Each is
-// kept to its ASCII, anything else a space: the secrets the passes know are
-// ASCII, and a pass over bytes stays cheap (BenchmarkBinaryContent).
-func binaryViews(s string) []string {
-	visible := func(view []byte, r rune) []byte { // an ASCII character as itself, a hidden one as nothing, any other a space
-		switch {
-		case r < 1<<16 && hiddenBMP[r/64]&(1<<(r%64)) != 0 || r >= 1<<16 && carrierOf(r) != nil:
-			return view
-		case r < utf8.RuneSelf:
-			return append(view, byte(r))
-		}
-		return append(view, ' ')
-	}
-	utf8View := func(s string) string {
-		view := make([]byte, 0, len(s))
-		for i, r := range s {
-			if r != utf8.RuneError || strings.HasPrefix(s[i:], "\ufffd") { // bytes that are not UTF-8 go
-				view = visible(view, r)
-			}
-		}
-		return string(view)
-	}
-	views := []string{utf8View(s)}
-	for _, v := range textViews {
-		if d := v.read(s); d != s {
-			views = append(views, utf8View(d))
-		}
-	}
-	if strings.IndexByte(s, 0) < 0 {
-		return views
-	}
-	view := make([]byte, 0, len(s)/2)
-	for _, at := range [][2]int{{0, 1}, {1, 0}, {1, 2}, {2, 1}} { // of the low and the high byte of the first unit
-		view = view[:0]
-		for i := 0; at[0]+2*i < len(s) && at[1]+2*i < len(s); i++ {
-			if u := rune(s[at[0]+2*i]) | rune(s[at[1]+2*i])<<8; !utf16.IsSurrogate(u) {
-				view = visible(view, u)
-			}
-		}
-		views = append(views, string(view))
-	}
-	return views
-}
-
 // str scrubs one decoded string. The instance URL goes first (its hidden
 // characters removed): a key masked only after it ("…:3000AKIA…" is no word
 // boundary) would be bared by a later trim.
