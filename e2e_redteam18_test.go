@@ -21,14 +21,9 @@ import (
 // gitea-reviewer, once bob had pushed, it counted for a head it was not
 // given at.
 func TestE2ERedteam18DeleteRestoresApproval(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "restore", false)
+	s, repo, pr := approvedTopic(t, "restore", map[string]any{"block_on_rejected_reviews": true})
+	g, reviews := s.g, fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number)
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 1, "block_on_rejected_reviews": true}, http.StatusCreated, nil)
-	pr := s.topicPR("bob", repo, "topic", "a.txt", "a.txt")
-	reviews := fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number)
-	s.call("carol", "POST", reviews, map[string]string{"event": "APPROVED", "body": "fine", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
 	var rejection struct{ ID int64 }
 	s.call("carol", "POST", reviews, map[string]string{"event": "PENDING", "body": "no", "commit_id": pr.Head.SHA}, http.StatusOK, &rejection)
 	s.call("carol", "POST", fmt.Sprintf("%s/%d", reviews, rejection.ID), map[string]string{"event": "REQUEST_CHANGES", "body": "no"}, http.StatusOK, nil)
@@ -104,4 +99,18 @@ func TestE2ERedteam18UnrequestRestoresApproval(t *testing.T) {
 	if approved() || s.err != nil {
 		t.Errorf("carol's approval counts after bob removed the request (%v)", s.err)
 	}
+}
+
+// approvedTopic makes a scratch repository named after prefix whose main
+// branch needs one approval, with the settings of rule besides, bob's pull
+// request from topic adding a.txt, and carol's approval of its head.
+func approvedTopic(t *testing.T, prefix string, rule map[string]any) (*giteaSetup, string, openedPR) {
+	t.Helper()
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, prefix, false)
+	s := &giteaSetup{g: g}
+	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", with(rule, "rule_name", "main", "required_approvals", 1), http.StatusCreated, nil)
+	pr := s.topicPR("bob", repo, "topic", "a.txt", "a.txt")
+	s.call("carol", "POST", fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number), map[string]string{"event": "APPROVED", "body": "fine", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
+	return s, repo, pr
 }

@@ -22,14 +22,9 @@ import (
 // gitea-author and pushed an empty commit; under dismiss_stale_approvals
 // carol's approval still counted, and alice (gitea-merger) merged evil.txt.
 func TestE2ERedteam19ReopenCarriesApproval(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "reopen19", false)
+	s, repo, pr := approvedTopic(t, "reopen19", map[string]any{"dismiss_stale_approvals": true})
+	g, reviews := s.g, fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number)
 	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
-	s.call("alice", "POST", "/repos/"+repo+"/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 1, "dismiss_stale_approvals": true}, http.StatusCreated, nil)
-	pr := s.topicPR("bob", repo, "topic", "a.txt", "a.txt")
-	reviews := fmt.Sprintf("/repos/%s/pulls/%d/reviews", repo, pr.Number)
-	s.call("carol", "POST", reviews, map[string]string{"event": "APPROVED", "body": "fine", "commit_id": pr.Head.SHA}, http.StatusOK, nil)
 	edit := fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number)
 	s.call("alice", "PATCH", edit, map[string]string{"state": "closed"}, http.StatusCreated, nil)
 	var pushed struct{ Commit struct{ SHA string } }

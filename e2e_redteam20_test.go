@@ -33,15 +33,7 @@ func TestE2ERedteam20JSONEscapes(t *testing.T) {
 	leaks := []string{aws[4:], stripe[8:], pass}
 	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
 	for _, full := range []bool{false, true} {
-		var text string
-		for try := 0; try < 40 && !strings.Contains(text, "rotate the staging keys"); try++ { // Gitea records the push from a queue
-			time.Sleep(250 * time.Millisecond)
-			res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoListActivityFeeds", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
-			text = fmt.Sprint(get(res, "data"))
-		}
-		if !strings.Contains(text, "rotate the staging keys") {
-			t.Fatalf("the feed holds no push of the commit: %.1500s", text)
-		}
+		text := feedText(t, c, owner, name, "rotate the staging keys", full)
 		for _, leak := range leaks {
 			if strings.Contains(text, leak) {
 				t.Errorf("the feed (full %v) holds %q: %.1500s", full, leak[:4], text)
@@ -110,22 +102,8 @@ func TestE2ERedteam20UnicodeBlanks(t *testing.T) {
 // URL credentials pattern masked only the password there, and the token of a
 // clone URL in a file reached the model through repoGetContents.
 func TestE2ERedteam20TokenUserPassword(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "rt20user", false)
-	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
 	const hexToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
-	script := "#!/bin/sh\ngit clone https://" + hexToken + ":x-oauth-basic@gitea.example.com/ops/deploy.git\n"
-	files := []map[string]string{{"operation": "create", "path": "clone.sh", "content": base64.StdEncoding.EncodeToString([]byte(script))}}
-	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "clone script", "files": files}, http.StatusCreated, nil); s.err != nil {
-		t.Fatal(s.err)
-	}
-	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
-	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "clone.sh"}})
-	text := str(get(res, "data.content"))
-	if !strings.Contains(text, "git clone https://") {
-		t.Fatalf("clone.sh: %v", res)
-	}
+	text := committedContents(t, "rt20user", "clone.sh", "#!/bin/sh\ngit clone https://"+hexToken+":x-oauth-basic@gitea.example.com/ops/deploy.git\n", "git clone https://")
 	if strings.Contains(text, hexToken[:12]) || !strings.Contains(text, "https://[MASKED]@gitea.example.com/ops/deploy.git") {
 		t.Errorf("clone.sh holds the token: %s", text)
 	}
@@ -136,23 +114,47 @@ func TestE2ERedteam20TokenUserPassword(t *testing.T) {
 // which no assignment pattern read: a Gitea token in a committed .netrc
 // reached the model through repoGetContents.
 func TestE2ERedteam20Netrc(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "rt20netrc", false)
-	owner, name, _ := strings.Cut(repo, "/")
-	s := &giteaSetup{g: g}
 	const hexToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
-	netrc := "machine gitea.example.com\n  login alice\n  password " + hexToken + "\n"
-	files := []map[string]string{{"operation": "create", "path": "dotfiles/.netrc", "content": base64.StdEncoding.EncodeToString([]byte(netrc))}}
-	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "dotfiles", "files": files}, http.StatusCreated, nil); s.err != nil {
-		t.Fatal(s.err)
-	}
-	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
-	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "dotfiles/.netrc"}})
-	text := str(get(res, "data.content"))
-	if !strings.Contains(text, "machine gitea.example.com") {
-		t.Fatalf(".netrc: %v", res)
-	}
+	text := committedContents(t, "rt20netrc", "dotfiles/.netrc", "machine gitea.example.com\n  login alice\n  password "+hexToken+"\n", "machine gitea.example.com")
 	if strings.Contains(text, hexToken[:12]) || !strings.Contains(text, "password [MASKED]") {
 		t.Errorf(".netrc holds the token: %s", text)
 	}
+}
+
+// committedContents commits a file at path holding content, as alice, to a
+// new scratch repository named after prefix, and returns its content as
+// repoGetContents delivers it under gitea-owner, which must show shown.
+func committedContents(t *testing.T, prefix, path, content, shown string) string {
+	t.Helper()
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, prefix, false)
+	owner, name, _ := strings.Cut(repo, "/")
+	files := []map[string]string{{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte(content))}}
+	s := &giteaSetup{g: g}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "add " + path, "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": path}})
+	text := str(get(res, "data.content"))
+	if !strings.Contains(text, shown) {
+		t.Fatalf("%s: %v", path, res)
+	}
+	return text
+}
+
+// feedText returns the activity feed of owner/name (compact, or full) once
+// it shows want: Gitea records a push from a queue.
+func feedText(t *testing.T, c *client, owner, name, want string, full bool) string {
+	t.Helper()
+	var text string
+	for try := 0; try < 40 && !strings.Contains(text, want); try++ {
+		time.Sleep(250 * time.Millisecond)
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "repoListActivityFeeds", "arguments": map[string]any{"owner": owner, "repo": name}, "full": full})
+		text = fmt.Sprint(get(res, "data"))
+	}
+	if !strings.Contains(text, want) {
+		t.Fatalf("the feed holds no push of the commit: %.1500s", text)
+	}
+	return text
 }
