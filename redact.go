@@ -17,11 +17,9 @@ import (
 	"io"
 	"mime"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -388,7 +386,6 @@ type secretTrigger struct {
 	r        *secretRule
 	re       *regexp.Regexp // the rule's regexp, anchored at the start
 	boundary bool           // the regexp starts with \b
-	reach    *[256]bool     // the bytes a match can hold (reachOf)
 }
 
 // secretTriggers lists the triggers of secretRules by the first byte of their
@@ -415,7 +412,7 @@ func buildTriggers() (*[256][]secretTrigger, *[1 << 16 / 64]uint64) {
 					off = j
 				}
 			}
-			tr := secretTrigger{lit, off, fold, i, &secretRules[i], re, boundary, reachOf(src)}
+			tr := secretTrigger{lit, off, fold, i, &secretRules[i], re, boundary}
 			for _, a := range foldCases(lit[off], fold) {
 				t[a] = append(t[a], tr)
 				for _, b := range foldCases(lit[off+1], fold) {
@@ -432,65 +429,6 @@ func buildTriggers() (*[256][]secretTrigger, *[1 << 16 / 64]uint64) {
 		}
 	}
 	return &t, &pairs
-}
-
-// reachOf returns the bytes a match of the regexp src can hold, any byte of
-// a non-ASCII rune for any one, or nil where that is any byte but '\n'.
-func reachOf(src string) *[256]bool {
-	re, err := syntax.Parse(src, syntax.Perl) // as regexp.Compile parses it
-	if err != nil {
-		panic(err)
-	}
-	var set [256]bool
-	add := func(lo, hi rune) {
-		for c := lo; c <= min(hi, 0x7f); c++ {
-			set[c] = true
-		}
-		for c := 0x80; hi >= 0x80 && c <= 0xff; c++ { // each byte of a rune not ASCII, and one not UTF-8 (U+FFFD)
-			set[c] = true
-		}
-	}
-	var walk func(*syntax.Regexp)
-	walk = func(re *syntax.Regexp) {
-		switch re.Op {
-		case syntax.OpLiteral:
-			for _, r := range re.Rune {
-				add(r, r)
-				for f := unicode.SimpleFold(r); re.Flags&syntax.FoldCase != 0 && f != r; f = unicode.SimpleFold(f) {
-					add(f, f) // (?i)k is also U+212A KELVIN SIGN
-				}
-			}
-		case syntax.OpCharClass:
-			for i := 0; i+1 < len(re.Rune); i += 2 {
-				add(re.Rune[i], re.Rune[i+1])
-			}
-		case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
-			add(0, unicode.MaxRune)
-		}
-		for _, sub := range re.Sub {
-			walk(sub)
-		}
-	}
-	walk(re)
-	if !slices.Contains(set[:'\n'], false) && !slices.Contains(set['\n'+1:], false) {
-		return nil
-	}
-	return &set
-}
-
-// reachScan is how far upToStop looks for a byte a match cannot hold.
-const reachScan = 512
-
-// upToStop returns s up to and with the first byte, in its first reachScan,
-// that a match of t's regexp cannot hold (t.reach), or s. The match is the
-// same: it cannot go past that byte, and no assertion looks past it.
-func (t *secretTrigger) upToStop(s string) string {
-	for i := 0; t.reach != nil && i < min(len(s), reachScan); i++ {
-		if !t.reach[s[i]] {
-			return s[:i+1]
-		}
-	}
-	return s
 }
 
 // foldCases returns c and, if fold is set and c is a letter, its other case.
@@ -622,7 +560,7 @@ func maskString(s string) (string, []string) {
 		if t.r.assign && !assignAfter(s[:end], h.start+len(t.lit)) {
 			continue
 		}
-		m := t.re.FindStringSubmatchIndex(t.upToStop(s[h.start:end]))
+		m := t.re.FindStringSubmatchIndex(s[h.start:end])
 		if m == nil {
 			continue
 		}
