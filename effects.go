@@ -39,7 +39,8 @@ import (
 //     judged for no approval (reopenCarried).
 //
 // Under repositories, each of these must lie within them: the head
-// repository, which the path does not name; a migration's source on this
+// repository, which the path does not name; a migration's source, or a push
+// mirror's remote (each one a sync writes to), on this
 // Gitea; the upstream a fork merges from; every issue referenced by a merged
 // pull request's title or description, by the commits a write pushes
 // (pushedMessages, the caller's name a sign-off writes included) or by the
@@ -58,21 +59,32 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			if field == "lfs_endpoint" && src == "" { // Gitea then derives it from clone_addr
 				continue
 			}
-			u, err := url.Parse(src)
-			if err != nil || u.Host == "" {
-				return "", fmt.Sprintf("repoMigrate: %s %q is not a URL with a host, so %s cannot tell which repository it reads", field, src, p.Name)
+			if why := x.remoteOutside(ctx, p, op.ID, field, "reads", src); why != "" {
+				return "", why
 			}
-			// Gitea serves a repository, and its wiki, at .../owner/name[.wiki][.git]
-			// under any prefix, its LFS objects below /info/lfs, and this Gitea may
-			// answer at addresses the server does not know: a name it has
-			// (anything but a 404) is as good as self.
-			segs := strings.Split(strings.Trim(trimFold(strings.TrimRight(u.Path, "/"), "/info/lfs"), "/"), "/")
-			owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
-			if len(segs) > 1 {
-				owner = segs[len(segs)-2]
-			}
-			if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || owner != "" && x.get(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, nil) != http.StatusNotFound) {
-				return "", fmt.Sprintf("repoMigrate reads %q, which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of %s", owner+"/"+name, p.Name)
+		}
+	}
+	if op.ID == "repoAddPushMirror" && p.repoPats != nil {
+		// Gitea pushes every ref there, mirrored (forced, and branches the
+		// remote has beyond them deleted), at each interval, on a commit with
+		// sync_on_commit, and on repoPushMirrorSync (services/mirror/mirror_push.go
+		// runPushSync): a migration the other way.
+		src, _ := body["remote_address"].(string)
+		if why := x.remoteOutside(ctx, p, op.ID, "remote_address", "writes to", src); why != "" {
+			return "", why
+		}
+	}
+	if op.ID == "repoPushMirrorSync" && p.repoPats != nil {
+		// Gitea pushes to every push mirror of the repository (routers/api/v1/repo/mirror.go PushMirrorSync).
+		mirrors, ok := allPages[struct {
+			Address string `json:"remote_address"`
+		}](ctx, x, "repoListPushMirrors", params, nil)
+		if !ok {
+			return "", fmt.Sprintf("cannot read from Gitea every push mirror of %q, each of which a sync writes to; refusing", params["owner"]+"/"+params["repo"])
+		}
+		for _, m := range mirrors {
+			if why := x.remoteOutside(ctx, p, op.ID, "remote_address", "writes to", m.Address); why != "" {
+				return "", why
 			}
 		}
 	}
@@ -450,6 +462,29 @@ var storedTexts = map[string]string{
 	"issueEditIssue": "issueGetIssue", "repoEditPullRequest": "issueGetIssue", "issueDelete": "issueGetIssue",
 	"issueEditComment": "issueGetComment", "issueDeleteComment": "issueGetComment",
 	"issueEditCommentDeprecated": "issueGetComment", "issueDeleteCommentDeprecated": "issueGetComment",
+}
+
+// remoteOutside returns why p's repositories refuse a repository address
+// (field of opID, which verb it) or "": one Gitea serves a repository at, or
+// its wiki, .../owner/name[.wiki][.git] under any prefix, its LFS objects
+// below /info/lfs, on this Gitea or a host that may be it (maybeSelf), or at
+// any address naming an owner/name this Gitea has (anything but a 404), since
+// it may answer at addresses the server does not know, outside them. An
+// address without a host (a path on the server's disk) cannot be judged.
+func (x *executor) remoteOutside(ctx context.Context, p *profile, opID, field, verb, src string) string {
+	u, err := url.Parse(src)
+	if err != nil || u.Host == "" {
+		return fmt.Sprintf("%s: %s %q is not a URL with a host, so %s cannot tell which repository it %s", opID, field, src, p.Name, verb)
+	}
+	segs := strings.Split(strings.Trim(trimFold(strings.TrimRight(u.Path, "/"), "/info/lfs"), "/"), "/")
+	owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
+	if len(segs) > 1 {
+		owner = segs[len(segs)-2]
+	}
+	if !p.allowsRepo(owner, name) && (x.maybeSelf(ctx, u.Hostname()) || owner != "" && x.get(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, nil) != http.StatusNotFound) {
+		return fmt.Sprintf("%s %s %q, which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of %s", opID, verb, owner+"/"+name, p.Name)
+	}
+	return ""
 }
 
 // maybeSelf reports whether host may be this Gitea's host: the same name (in

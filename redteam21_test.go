@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPushMirrorRemoteJudged: under repositories, a push mirror's remote is
+// judged as a migration's source is (Gitea pushes every ref there, mirrored):
+// an owner/name this Gitea has, whatever the host, under a path prefix and
+// as a wiki too, outside the list is refused, and so is a path on the
+// server's disk; a sync is judged by every push mirror Gitea lists. 192.0.2.10
+// is a documentation address, neither this Gitea's nor private, never reached.
+func TestPushMirrorRemoteJudged(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-admin", "repositories": ["alice/demo"], "allowed_operations": ["gitea.read", "gitea.repo.admin"]}]}`), 0o600)
+	const mirrors, secret = "/repos/alice/demo/push_mirrors", "GET /repos/carol/secret"
+	add := func(addr string) map[string]any {
+		return map[string]any{"operation": "repoAddPushMirror", "arguments": map[string]any{"owner": "alice", "repo": "demo",
+			"body": map[string]any{"remote_address": addr, "remote_username": "carol", "remote_password": "x", "interval": "8h"}}}
+	}
+	sync := map[string]any{"operation": "repoPushMirrorSync", "arguments": map[string]any{"owner": "alice", "repo": "demo"}}
+	script := func(status int, pages ...fakeAnswer) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").on("GET", "/repos/carol/secret", status, `{"id":1}`).on("POST", mirrors, 200, `{}`).on("POST", "/repos/alice/demo/push_mirrors-sync", 200, `{}`)
+			if len(pages) > 0 {
+				f.answer("GET", mirrors, pages...)
+			}
+		}
+	}
+	denied := func(op string, sent ...string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: sent,
+			Reason: op + ` writes to "carol/secret", which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of demo-admin`}
+	}
+	const listed = `[{"remote_address":"https://192.0.2.10/nobody/elsewhere.git"},{"remote_address":"https://192.0.2.10/carol/secret.git"}]`
+	runLiveCases(t, []liveCase{
+		{"a name this Gitea has", "demo-admin", script(200), "gitea_call_operation", add("https://carol:x@192.0.2.10/carol/secret.git"), denied("repoAddPushMirror", secret)},
+		{"under a prefix, its wiki", "demo-admin", script(200), "gitea_call_operation", add("http://192.0.2.10/git/carol/secret.wiki.GIT"), denied("repoAddPushMirror", secret)},
+		{"a name it may have", "demo-admin", script(500), "gitea_call_operation", add("http://192.0.2.10/carol/secret"), denied("repoAddPushMirror", secret)},
+		{"a path on the server's disk", "demo-admin", script(404), "gitea_call_operation", add("/var/lib/gitea/repos/carol/secret.git"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin",
+				Reason: `repoAddPushMirror: remote_address "/var/lib/gitea/repos/carol/secret.git" is not a URL with a host, so demo-admin cannot tell which repository it writes to`}},
+		{"a name it has not", "demo-admin", script(404), "gitea_call_operation", add("http://192.0.2.10/carol/secret.git"),
+			liveGot{Sent: []string{secret, "POST " + mirrors}}},
+		{"a sync pushing to one outside", "demo-admin", script(200, fakeWith(200, listed, "X-Total-Count", "2")), "gitea_call_operation", sync,
+			denied("repoPushMirrorSync", "GET "+mirrors, "GET /repos/nobody/elsewhere", secret)},
+		{"a sync whose mirrors Gitea does not list whole", "demo-admin", script(404, fakeWith(200, listed, "X-Total-Count", "3"), fakeWith(200, `[]`, "X-Total-Count", "3")), "gitea_call_operation", sync,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.repo.admin", Sent: []string{"GET " + mirrors, "GET " + mirrors},
+				Reason: `cannot read from Gitea every push mirror of "alice/demo", each of which a sync writes to; refusing`}},
+		{"a sync pushing elsewhere only", "demo-admin", script(404, fakeWith(200, listed, "X-Total-Count", "2")), "gitea_call_operation", sync,
+			liveGot{Sent: []string{"GET " + mirrors, "GET /repos/nobody/elsewhere", secret, "POST /repos/alice/demo/push_mirrors-sync"}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
