@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,5 +77,55 @@ func TestE2ERedteam21PushMirrorTarget(t *testing.T) {
 		{"orgCreateHook", "POST", "/orgs/org1/hooks", map[string]any{"org": "org1", "body": map[string]any{"type": "gitea", "config": map[string]any{"url": "https://192.0.2.10/h", "content_type": "json"}}}, "gitea.webhook.write"},
 	} {
 		wantDenied(t, c, tc.op, tc.method, tc.path, tc.args, tc.perm, "names no single repository")
+	}
+}
+
+// TestE2ERedteam21MaintainerEdit: found by the red team. A pull request's
+// allow_maintainer_edit lets every writer of its base repository push to its
+// head branch (models/issues/pull_list.go CanMaintainerWriteToBranch, asked by
+// the contents API of the head repository): bob, limited to the base
+// repository, set it on his pull request from his fork, outside the list,
+// and carol, a writer of the base who had no access to the fork, could then
+// commit to the fork's branch. (Gitea sets it on a new pull request unless the
+// base repository's default_allow_maintainer_edit is false, as here.)
+func TestE2ERedteam21MaintainerEdit(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt21maint", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	fork := "bob/" + name + "-fork"
+	s := &giteaSetup{g: g}
+	s.call("alice", "PATCH", "/repos/"+repo, map[string]any{"default_allow_maintainer_edit": false}, http.StatusOK, nil)
+	s.call("bob", "POST", "/repos/"+repo+"/forks", map[string]string{"name": name + "-fork"}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
+	s.call("bob", "POST", "/repos/"+fork+"/contents", map[string]any{"branch": "main", "new_branch": "fork-topic", "message": "from the fork",
+		"files": []map[string]string{{"operation": "create", "path": "fork.txt", "content": base64.StdEncoding.EncodeToString([]byte("fork\n"))}}}, http.StatusCreated, nil)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "bob:fork-topic", "base": "main", "title": "from a fork"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	carolWrites := func() int {
+		status, _, _, err := g.api("carol", "POST", "/repos/"+fork+"/contents/carol.txt", map[string]any{"branch": "fork-topic", "message": "by carol",
+			"content": base64.StdEncoding.EncodeToString([]byte("carol\n"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status
+	}
+	if status := carolWrites(); status != http.StatusForbidden {
+		t.Fatalf("carol's commit to %s before: status %d, want 403", fork, status)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"base-only","repositories":["`+repo+`"],"allowed_operations":["gitea.read","gitea.pr.create"]}]}`), 0o600)
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=base-only", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoEditPullRequest")
+	wantDenied(t, c, "repoEditPullRequest", "PATCH", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number),
+		map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"allow_maintainer_edit": true}},
+		"gitea.pr.create", `allow_maintainer_edit lets the writers of "`+repo+`" push to the head branch "fork-topic" of "`+fork+`", outside the repositories of base-only`)
+	if status := carolWrites(); status != http.StatusForbidden {
+		t.Errorf("carol's commit to %s after: status %d, want 403", fork, status)
+	}
+	// A pull request whose head is in the list may open its head to the base's writers.
+	if res, isErr := c.callTool("repoEditPullRequest", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"title": "still from a fork"}}); isErr {
+		t.Errorf("a title edit: %v", res)
 	}
 }

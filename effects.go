@@ -39,7 +39,8 @@ import (
 //     judged for no approval (reopenCarried).
 //
 // Under repositories, each of these must lie within them: the head
-// repository, which the path does not name; a migration's source, or a push
+// repository, which the path does not name (and the one allow_maintainer_edit
+// opens to the base's writers); a migration's source, or a push
 // mirror's remote (each one a sync writes to), on this
 // Gitea; the upstream a fork merges from; every issue referenced by a merged
 // pull request's title or description, by the commits a write pushes
@@ -190,6 +191,18 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			if why := x.approvalCarried(ctx, p, params, fmt.Sprintf("retargeting the pull request from %q to %q", live.Base.Ref, base)); why != "" {
 				return "gitea.repo.admin", why
 			}
+		}
+	}
+	if op.ID == "repoEditPullRequest" && p.repoPats != nil && body["allow_maintainer_edit"] == true {
+		// Every writer of the base repository may then push to the head branch,
+		// in the head repository (models/issues/pull_list.go
+		// CanMaintainerWriteToBranch, asked by its contents API and pushes).
+		var live livePR
+		if !x.live(ctx, "repoGetPullRequest", params, &live) || live.Head.Repo == nil {
+			return "", "cannot read from Gitea the pull request's head repository, which allow_maintainer_edit opens to the writers of its base; refusing"
+		}
+		if owner, name, _ := strings.Cut(live.Head.Repo.FullName, "/"); !p.allowsRepo(owner, name) {
+			return "", fmt.Sprintf("allow_maintainer_edit lets the writers of %q push to the head branch %q of %q, outside the repositories of %s", repo, live.Head.Ref, live.Head.Repo.FullName, p.Name)
 		}
 	}
 	if state, _ := bodyField(args, "state"); state == "open" && (op.ID == "repoEditPullRequest" || op.ID == "issueEditIssue") && !p.grants("gitea.repo.admin") {

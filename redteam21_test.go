@@ -53,3 +53,39 @@ func TestPushMirrorRemoteJudged(t *testing.T) {
 			liveGot{Sent: []string{"GET " + mirrors, "GET /repos/nobody/elsewhere", secret, "POST /repos/alice/demo/push_mirrors-sync"}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
+
+// TestMaintainerEditJudged: under repositories, a pull request's
+// allow_maintainer_edit set true, which opens its head branch to every writer
+// of the base repository, is judged by the head repository, read live;
+// setting it false, or another field, reads nothing.
+func TestMaintainerEditJudged(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-author", "repositories": ["alice/demo"], "allowed_operations": ["gitea.read", "gitea.pr.create"]}]}`), 0o600)
+	edit := func(body map[string]any) map[string]any {
+		return map[string]any{"operation": "repoEditPullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "body": body}}
+	}
+	script := func(head string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			f.user("bob").on("PATCH", prPath, 201, `{}`)
+			if head != "" {
+				f.json(prPath, map[string]any{"head": map[string]any{"ref": "topic", "sha": "abc", "repo": map[string]any{"full_name": head}}})
+			} else {
+				f.on("GET", prPath, 404, `{}`)
+			}
+		}
+	}
+	open := map[string]any{"allow_maintainer_edit": true}
+	runLiveCases(t, []liveCase{
+		{"a head outside", "demo-author", script("bob/demo"), "gitea_call_operation", edit(open),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Sent: []string{"GET " + prPath},
+				Reason: `allow_maintainer_edit lets the writers of "alice/demo" push to the head branch "topic" of "bob/demo", outside the repositories of demo-author`}},
+		{"a head Gitea does not show", "demo-author", script(""), "gitea_call_operation", edit(open),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.create", Sent: []string{"GET " + prPath},
+				Reason: "cannot read from Gitea the pull request's head repository, which allow_maintainer_edit opens to the writers of its base; refusing"}},
+		{"a head in the list", "demo-author", script("Alice/Demo"), "gitea_call_operation", edit(open),
+			liveGot{Sent: []string{"GET " + prPath, "PATCH " + prPath}}},
+		{"closing it again", "demo-author", script("bob/demo"), "gitea_call_operation", edit(map[string]any{"allow_maintainer_edit": false}),
+			liveGot{Sent: []string{"PATCH " + prPath}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
