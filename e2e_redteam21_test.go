@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,5 +129,45 @@ func TestE2ERedteam21MaintainerEdit(t *testing.T) {
 	// A pull request whose head is in the list may open its head to the base's writers.
 	if res, isErr := c.callTool("repoEditPullRequest", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"title": "still from a fork"}}); isErr {
 		t.Errorf("a title edit: %v", res)
+	}
+}
+
+// TestE2ERedteam21RemotePathForms: found by the red team. A repository
+// address was judged by its last two path segments as written, but Gitea
+// collapses repeated slashes (modules/web/router.go normalizeRequestPath) and
+// git, through curl, resolves "." and ".." segments before it asks: git reads
+// the repository outside the list at .../owner//name.git,
+// .../owner/name.git/. and .../x/../owner/name.git, which were taken as naming
+// no repository of this Gitea (an empty owner, or owner "name.git" with
+// repository ".", or owner ".."), so a push mirror there was accepted and
+// stored by Gitea; a migration's source was read the same way.
+func TestE2ERedteam21RemotePathForms(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt21forms", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	secret, _ := scratchRepo(t, g, "rt21hidden", true)
+	so, sn, _ := strings.Cut(secret, "/")
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"mirror-only","repositories":["`+repo+`"],"allowed_operations":["gitea.read","gitea.repo.admin"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=mirror-only", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoAddPushMirror")
+	for _, form := range []string{"/" + so + "//" + sn + ".git", "/" + so + "/" + sn + ".git/.", "/nobody/../" + so + "/" + sn + ".git"} {
+		u, err := url.Parse(g.URL + form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword("alice", g.Tokens["alice"])
+		if out, err := exec.Command("git", "ls-remote", u.String()).CombinedOutput(); err != nil || !strings.Contains(string(out), "refs/heads/main") {
+			t.Errorf("git ls-remote %s: %v\n%s", form, err, strings.ReplaceAll(string(out), g.Tokens["alice"], "TOKEN"))
+		}
+		wantDenied(t, c, "repoAddPushMirror", "POST", "/repos/"+repo+"/push_mirrors", map[string]any{"owner": owner, "repo": name,
+			"body": map[string]any{"remote_address": "https://192.0.2.10" + form, "remote_username": "alice", "remote_password": "x", "interval": "0"}},
+			"gitea.repo.admin", `repoAddPushMirror writes to "`+secret+`", which is on this Gitea or may be`)
+	}
+	var mirrors []struct {
+		RemoteAddress string `json:"remote_address"`
+	}
+	s := &giteaSetup{g: g}
+	if s.call("alice", "GET", "/repos/"+repo+"/push_mirrors", nil, http.StatusOK, &mirrors); s.err != nil || len(mirrors) != 0 {
+		t.Errorf("Gitea holds push mirrors of %s: %v %v", repo, mirrors, s.err)
 	}
 }

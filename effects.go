@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -489,7 +490,10 @@ func (x *executor) remoteOutside(ctx context.Context, p *profile, opID, field, v
 	if err != nil || u.Host == "" {
 		return fmt.Sprintf("%s: %s %q is not a URL with a host, so %s cannot tell which repository it %s", opID, field, src, p.Name, verb)
 	}
-	segs := strings.Split(strings.Trim(trimFold(strings.TrimRight(u.Path, "/"), "/info/lfs"), "/"), "/")
+	// Gitea collapses repeated slashes (modules/web/router.go
+	// normalizeRequestPath) and git, through curl, resolves "." and ".."
+	// segments before it asks: the path is read cleaned, as they read it.
+	segs := strings.Split(strings.Trim(trimFold(path.Clean("/"+u.Path), "/info/lfs"), "/"), "/")
 	owner, name := "", trimFold(trimFold(segs[len(segs)-1], ".git"), ".wiki")
 	if len(segs) > 1 {
 		owner = segs[len(segs)-2]

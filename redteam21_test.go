@@ -89,3 +89,34 @@ func TestMaintainerEditJudged(t *testing.T) {
 			liveGot{Sent: []string{"PATCH " + prPath}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
+
+// TestRemotePathFormsJudged: a repository address is read with its path
+// cleaned, as Gitea (repeated slashes) and git (dot segments) read it: a
+// migration's source and a push mirror's remote at carol//secret,
+// carol/secret.git/. or x/../carol/secret are carol/secret.
+func TestRemotePathFormsJudged(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "demo-admin", "repositories": ["alice/demo"], "allowed_operations": ["gitea.read", "gitea.repo.admin", "gitea.repo.create"]}]}`), 0o600)
+	migrate := func(src string) map[string]any {
+		return map[string]any{"operation": "repoMigrate", "arguments": map[string]any{"body": map[string]any{"clone_addr": src, "repo_owner": "alice", "repo_name": "demo"}}}
+	}
+	mirror := func(addr string) map[string]any {
+		return map[string]any{"operation": "repoAddPushMirror", "arguments": map[string]any{"owner": "alice", "repo": "demo",
+			"body": map[string]any{"remote_address": addr, "interval": "8h"}}}
+	}
+	script := func(f *scriptedGitea) {
+		f.user("bob").on("GET", "/repos/carol/secret", 200, `{"id":1}`).on("POST", "/repos/migrate", 201, `{}`).on("POST", "/repos/alice/demo/push_mirrors", 200, `{}`)
+	}
+	denied := func(op, perm, verb string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: perm, Sent: []string{"GET /repos/carol/secret"},
+			Reason: op + " " + verb + ` "carol/secret", which is on this Gitea or may be (a host that cannot be told apart from it, or a name it has), outside the repositories of demo-admin`}
+	}
+	var cases []liveCase
+	for _, form := range []string{"/carol//secret.git", "//carol/secret.git/", "/carol/secret.git/.", "/x/../carol/secret", "/carol/./secret.wiki.git/info/lfs/"} {
+		cases = append(cases,
+			liveCase{"migrate " + form, "demo-admin", script, "gitea_call_operation", migrate("https://192.0.2.10" + form), denied("repoMigrate", "gitea.repo.create", "reads")},
+			liveCase{"push mirror " + form, "demo-admin", script, "gitea_call_operation", mirror("https://192.0.2.10" + form), denied("repoAddPushMirror", "gitea.repo.admin", "writes to")})
+	}
+	runLiveCases(t, cases, "GITEA_MCP_CONFIG", config)
+}
