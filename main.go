@@ -57,7 +57,9 @@
 //	scrub.go       * the scrubbing walk over JSON answers, and the JSON scanner
 //	                 it, compact.go and openapi.go share
 //	redact.go      * exact redaction and pattern masking, in every reading of a
-//	                 text that shows a secret (textViews)
+//	                 text that shows a secret
+//	readings.go    * the readings of a text (textViews): the forms in which
+//	                 Gitea or git writes a secret that only so read shows
 //	hidden.go      * hidden-character removal and marking; the texts bytes
 //	                 may hold (binaryViews); two readings (asciiForms,
 //	                 unescapeJSON)

@@ -1,0 +1,167 @@
+package main
+
+// The readings of a text (README, "Results", step 3): forms in which Gitea
+// or git writes a text so that a secret in it shows only once it is read
+// another way (textViews: JSON escapes, mail headers, HTML entities, cut hunk
+// headers and diffstat names, quoted paths, Unicode blanks, URL escapes).
+// scrubString (redact.go) delivers a text so read where that shows a secret
+// to redaction or masking; binaryViews (hidden.go) withholds bytes where it
+// does.
+
+import (
+	"html"
+	"io"
+	"mime"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// textView is another reading of a text, in which a secret its characters
+// do not show may show; Gitea or git writes the text so.
+type textView struct {
+	name    string
+	read    func(string) string
+	example string // a secret that shows only so read
+}
+
+// textViews are the readings scrubString and binaryViews try.
+var textViews = []textView{{
+	// JSON inside a JSON string (an activity's content: a push's commits)
+	// and JSON returned as text (a file) keep its escapes: a key after \n
+	// is not at a word's start, nor one after \u003c, and \/ is no slash.
+	name: "JSON escapes", read: unescapeJSON,
+	example: `[{"Sha1":"1","Message":"rotate keys\n\nAKIAIOSFODNN7EXAMPLE\n","AuthorName":"a"}]`,
+}, {
+	// git format-patch writes a .patch's subject and author as mail
+	// headers: folded where long, in RFC 2047 encoded words where not ASCII.
+	name: "mail headers", read: mailHeaders,
+	example: "From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Authorization: token\n 0123456789abcdef0123456789abcdef01234567 =?UTF-8?q?=C3=A9_GH=3Dghp=5FR2d2C3poLukeLeiaHanSolo0123456789AbCd?=",
+}, {
+	// A commit_ref comment's body is HTML: the first line of the commit
+	// message, escaped (html.EscapeString).
+	name: "HTML entities", read: unescapeHTML,
+	example: `<a href="/o/r/commit/1">Refs #1: password=&#34;correct horse battery&#34;</a>`,
+}, {
+	// git writes the line a hunk is in after its header, cut to 80 bytes
+	// without a mark (xdiff's func_line): the cut gets one, for the rules'
+	// cut keys.
+	name: "hunk headers", read: markHunkCuts,
+	example: "@@ -11,3 +11,4 @@ export GH_CREDENTIAL_FOR_THE_STAGING_DEPLOYMENT_PIPELINE_JOB_NUMBER=ghp_R2d2C3po\n  step",
+}, {
+	// git writes a path in a diff's headers and a patch's diffstat in C
+	// quotes where it holds a control character: DEL as \177, BEL as \a.
+	name: "quoted paths", read: unquotePaths,
+	example: "diff --git \"a/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\" \"b/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\"\n",
+}, {
+	// Blanks other than a space and fullwidth punctuation are not the
+	// separators of an assignment or a header to the rules.
+	name: asciiFormsView, read: asciiForms,
+	example: "staging password\uff1ahunter2hunter2, Authorization:\u00a0token 0123456789abcdef0123456789abcdef01234567",
+}, {
+	// A wiki page's sub_url and html_url hold its title URL-escaped.
+	name: "URL escapes", read: unescapeURL,
+	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
+}}
+
+// hunkHeader matches a diff's hunk header and what follows it on its line.
+var hunkHeader = regexp.MustCompile(`(?m)^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@ [^\n]*`)
+
+// markHunkCuts returns s with "..." after each hunk header line whose
+// text after the header is 80 bytes, as git cuts it.
+func markHunkCuts(s string) string {
+	if !strings.Contains(s, "@@ -") {
+		return s
+	}
+	return hunkHeader.ReplaceAllStringFunc(s, func(h string) string {
+		if _, line, _ := strings.Cut(h[3:], "@@ "); len(strings.TrimSuffix(line, "\r")) == 80 {
+			return h + "..."
+		}
+		return h
+	})
+}
+
+// quotedString matches a C-quoted string on one line, as git quotes a path.
+var quotedString = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
+
+// unquotePaths returns a diff s (text with a quoted path after diff --git)
+// with the octal escapes of its quoted strings decoded, and \a, \b, \v, \f.
+func unquotePaths(s string) string {
+	if !strings.Contains(s, "diff --git ") || !strings.Contains(s, `"a/`) && !strings.Contains(s, `"b/`) {
+		return s
+	}
+	return quotedString.ReplaceAllStringFunc(s, func(q string) string {
+		b := make([]byte, 0, len(q))
+		for i := 0; i < len(q); i++ {
+			if q[i] != '\\' || i+1 == len(q) {
+				b = append(b, q[i])
+				continue
+			}
+			i++
+			if v, err := strconv.ParseUint(q[i:min(i+3, len(q))], 8, 8); err == nil && i+3 <= len(q) {
+				b, i = append(b, byte(v)), i+2
+			} else if c := strings.IndexByte("abvf", q[i]); c >= 0 {
+				b = append(b, "\a\b\v\f"[c])
+			} else {
+				b = append(b, '\\', q[i]) // \" \\ \t \n \r stay
+			}
+		}
+		return string(b)
+	})
+}
+
+// unescapeHTML returns s with its HTML entities decoded where it has a
+// numeric one, as html.EscapeString writes quotes (&#34;, &#39;).
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, "&#") {
+		return s
+	}
+	return html.UnescapeString(s)
+}
+
+// unescapeURL returns a URL or path s (a text without blanks or lines) with
+// each %XX escape decoded; a % without two hex digits stays.
+func unescapeURL(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 || strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, ' ') >= 0 {
+		return s
+	}
+	b := []byte(s[:i])
+	for ; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b, i = append(b, byte(v)), i+2
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+// mailHeader matches a From or Subject header of a mail (a .patch, as git
+// format-patch writes one) folded over lines: "Subject: [PATCH] Authorization:
+// token\n 0a1b…"; encodedWords a run of RFC 2047 encoded words, the blanks
+// between them included: "=?UTF-8?q?GH=3Dghp=5FR2d2?=\n =?UTF-8?q?C3po?=".
+var mailHeader, encodedWords = regexp.MustCompile(`(?m)^(?:From|Subject): [^\n]*(?:\n[ \t][^\n]*)+`),
+	regexp.MustCompile(`=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=(?:\s+=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=)*`)
+
+// wordDecoder decodes encoded words of any charset: one it does not convert
+// (ISO-8859-2, as git writes for such an i18n.commitEncoding) as its bytes,
+// whose ASCII, all a secret the passes know holds, is ASCII in them all.
+var wordDecoder = &mime.WordDecoder{CharsetReader: func(_ string, r io.Reader) (io.Reader, error) { return r, nil }}
+
+// mailHeaders returns the mails in s (a .patch: text with a Subject line
+// after its first) with their folded From and Subject headers unfolded (their
+// line ends removed) and each run of encoded words decoded and joined (Q's
+// "_" is a blank, "=5F" an underscore).
+func mailHeaders(s string) string {
+	if !strings.Contains(s, "\nSubject: ") {
+		return s
+	}
+	s = mailHeader.ReplaceAllStringFunc(s, func(h string) string { return strings.ReplaceAll(strings.ReplaceAll(h, "\r\n", ""), "\n", "") })
+	return encodedWords.ReplaceAllStringFunc(s, func(w string) string {
+		d, _ := wordDecoder.DecodeHeader(w) // never fails: every charset is read
+		return d
+	})
+}
