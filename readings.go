@@ -81,6 +81,95 @@ func markHunkCuts(s string) string {
 	})
 }
 
+// wholeStatNames returns s with each name that the diffstat of a patch (git
+// format-patch's mail: a "---" line, the diffstat, then the diffs) cut at its
+// start given back whole where the whole name holds a secret to r or, if mask
+// is set, to the rules. git cuts a name too long for the diffstat's columns
+// at its start, "..." before what is left, and from the first slash there if
+// any (diff.c show_stats): a key at the start of a long file name, masked in
+// the diff's headers, was left in the diffstat all but its first characters,
+// which no rule reads without the key's prefix. The k-th name of a diffstat
+// is that of the mail's k-th diff (git writes both from one diff queue); the
+// cut name's first component is read, whole, from that diff's diff --git
+// line, its C escapes decoded and its hidden characters removed. redactMask
+// runs it first, so that every pass that masks a text sees the names whole.
+func wholeStatNames(s string, r *redactor, mask bool) string {
+	if !strings.Contains(s, "\n ...") || !strings.Contains(s, "\ndiff --git ") {
+		return s
+	}
+	var cuts [][2]int // per name of the diffstat: the span of "..." and the rest of its first component; {-1} if not cut
+	var whole []string
+	var spans [][2]int
+	inStat, diffs := false, 0
+	for at := 0; at < len(s); {
+		end := indexAnyFrom(s, at, "\n")
+		switch line := s[at:end]; {
+		case strings.HasPrefix(line, "From ") && strings.HasSuffix(line, " Mon Sep 17 00:00:00 2001"): // a mail
+			cuts, inStat, diffs = cuts[:0], false, 0
+		case line == "---" && diffs == 0:
+			cuts, inStat = cuts[:0], true
+		case inStat && len(line) > 1 && line[0] == ' ' && strings.Contains(line, " | "):
+			cut := [2]int{-1}
+			if rest, ok := strings.CutPrefix(line, " ..."); ok {
+				if n := indexAnyFrom(rest, 0, " \"/"); n > 0 {
+					cut = [2]int{at + 1, at + 4 + n}
+				}
+			}
+			cuts = append(cuts, cut)
+		case strings.HasPrefix(line, "diff --git "):
+			inStat, diffs = false, diffs+1
+			if diffs > len(cuts) || cuts[diffs-1][0] < 0 {
+				break
+			}
+			c := cuts[diffs-1]
+			if w := statComponent(line[len("diff --git "):], s[c[0]+3:c[1]]); w != "" {
+				if d, _ := stripHidden(unquoteC(w)); r.redact(d) != d || mask && hasSecret(d) {
+					spans, whole = append(spans, c), append(whole, d)
+				}
+			}
+		}
+		at = end + 1
+	}
+	if spans == nil {
+		return s
+	}
+	var b strings.Builder
+	at := 0
+	for i, sp := range spans {
+		b.WriteString(s[at:sp[0]])
+		b.WriteString(whole[i])
+		at = sp[1]
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// statComponent returns, from the names of a diff --git line, the path
+// component that ends with w (the rest of a component that a diffstat cut at
+// its start), at the first place where w ends one; "" for none.
+func statComponent(names, w string) string {
+	for i := 0; ; {
+		j := strings.Index(names[i:], w)
+		if j < 0 {
+			return ""
+		}
+		j += i
+		end := j + len(w)
+		if end == len(names) || names[end] == ' ' || names[end] == '"' {
+			if k := strings.LastIndexAny(names[:j], " /\"") + 1; k < j {
+				return names[k:end]
+			}
+		}
+		i = j + 1
+	}
+}
+
+// hasSecret reports whether the rules mask part of s.
+func hasSecret(s string) bool {
+	m, _ := maskString(s)
+	return m != s
+}
+
 // quotedString matches a C-quoted string on one line, as git quotes a path.
 var quotedString = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
 
@@ -90,24 +179,28 @@ func unquotePaths(s string) string {
 	if !strings.Contains(s, "diff --git ") || !strings.Contains(s, `"a/`) && !strings.Contains(s, `"b/`) {
 		return s
 	}
-	return quotedString.ReplaceAllStringFunc(s, func(q string) string {
-		b := make([]byte, 0, len(q))
-		for i := 0; i < len(q); i++ {
-			if q[i] != '\\' || i+1 == len(q) {
-				b = append(b, q[i])
-				continue
-			}
-			i++
-			if v, err := strconv.ParseUint(q[i:min(i+3, len(q))], 8, 8); err == nil && i+3 <= len(q) {
-				b, i = append(b, byte(v)), i+2
-			} else if c := strings.IndexByte("abvf", q[i]); c >= 0 {
-				b = append(b, "\a\b\v\f"[c])
-			} else {
-				b = append(b, '\\', q[i]) // \" \\ \t \n \r stay
-			}
+	return quotedString.ReplaceAllStringFunc(s, unquoteC)
+}
+
+// unquoteC decodes the octal escapes of q, a C-quoted string or part of one,
+// and \a, \b, \v, \f; \" \\ \t \n \r stay.
+func unquoteC(q string) string {
+	b := make([]byte, 0, len(q))
+	for i := 0; i < len(q); i++ {
+		if q[i] != '\\' || i+1 == len(q) {
+			b = append(b, q[i])
+			continue
 		}
-		return string(b)
-	})
+		i++
+		if v, err := strconv.ParseUint(q[i:min(i+3, len(q))], 8, 8); err == nil && i+3 <= len(q) {
+			b, i = append(b, byte(v)), i+2
+		} else if c := strings.IndexByte("abvf", q[i]); c >= 0 {
+			b = append(b, "\a\b\v\f"[c])
+		} else {
+			b = append(b, '\\', q[i])
+		}
+	}
+	return string(b)
 }
 
 // unescapeHTML returns s with its HTML entities decoded where it has a

@@ -630,9 +630,11 @@ func namedSecret(name, s string) bool {
 	return slices.Contains(rules, "generic_secret")
 }
 
-// redactMask applies r.redact and, if mask is set, maskString to s.
+// redactMask applies r.redact and, if mask is set, maskString to s, whose
+// diffstat names cut at their start are first given back whole where that
+// shows a secret (wholeStatNames).
 func redactMask(s string, r *redactor, mask bool) (string, []string) {
-	s = r.redact(s)
+	s = r.redact(wholeStatNames(s, r, mask))
 	if !mask {
 		return s, nil
 	}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestE2ERedteam22DiffstatCut: found by the red team. git format-patch writes
+// a diffstat whose names it cuts at their start to fit 72 columns, "..."
+// before what is left (diff.c show_stats): a GitHub key at the start of a
+// long file name, masked in the patch's headers, reached the model through
+// the commit's .patch as "...d2C3poLukeLeiaHanSolo0123456789AbCd.…" in the
+// diffstat, all but its first characters, which no pattern matched without
+// the key's prefix.
+func TestE2ERedteam22DiffstatCut(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt22stat", false)
+	s := &giteaSetup{g: g}
+	var commit struct{ Commit struct{ SHA string } }
+	path := leakGHP + ".the-staging-deploy-key.txt" // 66 bytes: one more than the diffstat's names get
+	files := []map[string]string{{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte("x\n"))}}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "add the key", "files": files}, http.StatusCreated, &commit); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/git/commits/" + commit.Commit.SHA + ".patch"})
+	text := str(get(res, "data"))
+	if !strings.Contains(text, "Subject: [PATCH] add the key") || !strings.Contains(text, " | 1 +") {
+		t.Fatalf("the commit's .patch: %.1200s", text)
+	}
+	if strings.Contains(text, leakGHP[12:]) {
+		t.Errorf("the commit's .patch holds the key's end %q: %.1200s", leakGHP[12:20], text)
+	}
+	if !strings.Contains(text, "diff --git a/ghp_[MASKED]") {
+		t.Errorf("the commit's .patch has no masked key: %.1200s", text)
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// statPatch is a mail of git format-patch (2.39) adding the file name: its
+// diffstat line stat, then its diff.
+func statPatch(stat, header string) string {
+	return "From 718ef8dbc184a52c5fc5c41370eb876045cb6742 Mon Sep 17 00:00:00 2001\nFrom: alice <alice@example.com>\n" +
+		"Date: Thu, 3 Dec 2026 18:49:43 +0000\nSubject: [PATCH] add the key\n\n---\n" + stat + "\n 1 file changed, 1 insertion(+)\n\n" +
+		header + "\nnew file mode 100644\nindex 0000000..587be6b\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+x\n-- \n2.39.5\n\n"
+}
+
+// TestWholeStatNames: a name that a patch's diffstat cut at its start is
+// given back whole from its diff --git line where that shows a secret, so
+// that no end of a key is left (TestE2ERedteam22DiffstatCut), quoted, renamed
+// and in the second mail of a patch too; a cut name without a secret stays
+// cut, and so do binary bytes' (sc.binary).
+func TestWholeStatNames(t *testing.T) {
+	t.Parallel()
+	name := leakGHP + ".the-staging-deploy-key.txt"
+	cut := statPatch(" ...2C3poLukeLeiaHanSolo0123456789AbCd.the-staging-deploy-key.txt | 1 +", "diff --git a/"+name+" b/"+name)
+	quoted := statPatch(` ...2d2C3po\177LukeLeiaHanSolo0123456789AbCd.the-staging-key.txt" | 1 +`,
+		`diff --git "a/ghp_R2d2C3po\177LukeLeiaHanSolo0123456789AbCd.the-staging-key.txt" "b/ghp_R2d2C3po\177LukeLeiaHanSolo0123456789AbCd.the-staging-key.txt"`)
+	renamed := statPatch(" ...o0123456789AbCd.the-staging-deploy-key-do-not.txt => notes.txt | 0",
+		"diff --git a/"+leakGHP+".the-staging-deploy-key-do-not.txt b/notes.txt")
+	plain := statPatch(" ...-the-deploy-notes-for-the-staging-environment-of-the-release.txt | 1 +",
+		"diff --git a/ops-the-deploy-notes-for-the-staging-environment-of-the-release.txt b/ops-the-deploy-notes-for-the-staging-environment-of-the-release.txt")
+	r := newRedactor("tok1")
+	for _, tc := range []struct {
+		name, in string
+		want     string // a line of the result
+	}{
+		{"cut", cut, " ghp_[MASKED].the-staging-deploy-key.txt | 1 +"},
+		{"quoted", quoted, ` ghp_[MASKED].the-staging-key.txt" | 1 +`},
+		{"renamed", renamed, " ghp_[MASKED].the-staging-deploy-key-do-not.txt => notes.txt | 0"},
+		{"second mail", plain + cut, " ghp_[MASKED].the-staging-deploy-key.txt | 1 +"},
+		{"no secret", plain, " ...-the-deploy-notes-for-the-staging-environment-of-the-release.txt | 1 +"},
+	} {
+		got, _, _ := scrubString(tc.in, r, true)
+		for _, leak := range []string{"LukeLeia", "o0123456789AbCd"} {
+			if strings.Contains(got, leak) {
+				t.Errorf("%s: holds %q:\n%s", tc.name, leak, got)
+			}
+		}
+		if !strings.Contains(got, "\n"+tc.want+"\n") {
+			t.Errorf("%s: no line %q:\n%s", tc.name, tc.want, got)
+		}
+	}
+	// The server's token, whole in the name, is redacted from its end too.
+	tok := "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	long := "deploy-" + tok + ".the-staging-deploy.txt"
+	in := statPatch(" ..."+long[10:]+" | 1 +", "diff --git a/"+long+" b/"+long)
+	if got, _, _ := scrubString(in, newRedactor(tok), false); strings.Contains(got, tok[3:]) || !strings.Contains(got, "\n deploy-[REDACTED].the-staging-deploy.txt | 1 +\n") {
+		t.Errorf("the token's end is left:\n%s", got)
+	}
+	sc := &scrubber{red: r, mask: true, maxBinary: 1 << 20}
+	if b := sc.binary([]byte(cut + "\xff")); b == nil || strings.Contains(string(b), "LukeLeia") {
+		t.Errorf("binary bytes: %q", b)
+	}
+}
