@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,5 +36,40 @@ func TestE2ERedteam22DiffstatCut(t *testing.T) {
 	}
 	if !strings.Contains(text, "diff --git a/ghp_[MASKED]") {
 		t.Errorf("the commit's .patch has no masked key: %.1200s", text)
+	}
+}
+
+// TestE2ERedteam22DescriptionCut: found by the red team. Gitea cuts an
+// Actions variable's and secret's description to 4096 characters without a
+// mark (models/actions/variable.go InsertVariable, models/secret/secret.go
+// InsertEncryptedSecret: util.TruncateRunes): a GitHub key across the cut
+// reached the model through getRepoVariable and repoListActionsSecrets as
+// "ghp_R2d2C3poLukeLeia", too short for the whole key's pattern and not
+// marked as cut.
+func TestE2ERedteam22DescriptionCut(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt22desc", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	desc := strings.Repeat("é", 4096-20) + leakGHP // cut after 16 of the key's random characters
+	if s.call("alice", "POST", "/repos/"+repo+"/actions/variables/DEPLOY_NOTES", map[string]any{"value": "see the wiki", "description": desc}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	if s.call("alice", "PUT", "/repos/"+repo+"/actions/secrets/DEPLOY_KEY", map[string]any{"data": "x", "description": desc}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, read := range []map[string]any{
+		{"operation": "getRepoVariable", "arguments": map[string]any{"owner": owner, "repo": name, "variablename": "DEPLOY_NOTES"}},
+		{"operation": "repoListActionsSecrets", "arguments": map[string]any{"owner": owner, "repo": name}},
+	} {
+		res, _ := c.callTool("gitea_call_operation", read)
+		text := fmt.Sprint(get(res, "data"))
+		if !strings.Contains(text, "éé") {
+			t.Fatalf("%s: %.600s", read["operation"], text)
+		}
+		if strings.Contains(text, leakGHP[4:20]) || !strings.Contains(text, "éghp_[MASKED]...") {
+			t.Errorf("%s holds the key's start: %s", read["operation"], text[max(0, len(text)-300):])
+		}
 	}
 }

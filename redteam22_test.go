@@ -61,3 +61,24 @@ func TestWholeStatNames(t *testing.T) {
 		t.Errorf("binary bytes: %q", b)
 	}
 }
+
+// TestDescriptionCut: a description of 4096 characters, as Gitea cuts an
+// Actions variable's or secret's, is read as cut, so that a key across the
+// cut is masked from 8 characters (TestE2ERedteam22DescriptionCut); a
+// shorter one is read whole, and one of 4096 characters without a key is
+// delivered as it is.
+func TestDescriptionCut(t *testing.T) {
+	t.Parallel()
+	pad := strings.Repeat("é", 4096-20)
+	for _, tc := range []struct{ desc, want string }{
+		{pad + leakGHP[:20], pad + "ghp_[MASKED]..."},
+		{pad[2:] + leakGHP[:20], pad[2:] + leakGHP[:20]}, // whole: not cut
+		{pad + "x-the-end-of-it-20", pad + "x-the-end-of-it-20"},
+	} {
+		sc := &scrubber{red: newRedactor(), mask: true}
+		out, _, _, _ := sc.json([]byte(`{"name":"DEPLOY_NOTES","data":"x","description":"`+tc.desc+`"}`), 100, 1<<20)
+		if want := `{"name":"DEPLOY_NOTES","data":"x","description":"` + tc.want + `"}`; string(out) != want {
+			t.Errorf("description of %d characters: got %s", len([]rune(tc.desc)), out[max(0, len(out)-60):])
+		}
+	}
+}
