@@ -73,3 +73,44 @@ func TestE2ERedteam22DescriptionCut(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam22Base64Values: found by the red team. A Kubernetes Secret
+// holds its values in base64 (its data), and a Docker config its registry
+// credentials (auth: base64 of user:password): an AWS key pair and a GitHub
+// key, committed so in a manifest, reached the model in base64 through
+// repoGetContents and repoGetRawFile, which masking did not read.
+func TestE2ERedteam22Base64Values(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt22b64", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	b64 := base64.StdEncoding.EncodeToString
+	const aws, awsSecret = "AKIAR2D2C3POLUKE0123", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	docker := `{"auths":{"ghcr.io":{"auth":"` + b64([]byte("deploy:"+leakGHP)) + `"}}}`
+	manifest := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: registry\ntype: Opaque\ndata:\n" +
+		"  .dockerconfigjson: " + b64([]byte(docker)) + "\n" +
+		"  credentials: " + b64([]byte("[default]\naws_access_key_id = "+aws+"\naws_secret_access_key = "+awsSecret+"\n")) + "\n"
+	files := []map[string]string{{"operation": "create", "path": "k8s/registry-secret.yaml", "content": b64([]byte(manifest))}}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "registry secret", "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	for _, read := range []map[string]any{
+		{"operation": "repoGetContents", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "k8s/registry-secret.yaml"}},
+		{"operation": "repoGetRawFile", "arguments": map[string]any{"owner": owner, "repo": name, "filepath": "k8s/registry-secret.yaml"}},
+	} {
+		res, _ := c.callTool("gitea_call_operation", read)
+		text := fmt.Sprint(get(res, "data"))
+		if !strings.Contains(text, "kind: Secret") {
+			t.Fatalf("%s: %.1500s", read["operation"], text)
+		}
+		for _, leak := range []string{b64([]byte(docker))[:24], b64([]byte("[default]\naws_access_key_id"))[:24], "R2d2C3po", aws[4:], awsSecret[:12]} {
+			if strings.Contains(text, leak) {
+				t.Errorf("%s holds %q: %.1500s", read["operation"], leak, text)
+			}
+		}
+		if !strings.Contains(text, `"auth":"deploy:ghp_[MASKED]"`) || !strings.Contains(text, "aws_access_key_id = AKIA[MASKED]") {
+			t.Errorf("%s has no masked secrets: %.1500s", read["operation"], text)
+		}
+	}
+}

@@ -9,12 +9,15 @@ package main
 // does.
 
 import (
+	"encoding/base64"
 	"html"
 	"io"
 	"mime"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // textView is another reading of a text, in which a secret its characters
@@ -62,7 +65,103 @@ var textViews = []textView{{
 	// A wiki page's sub_url and html_url hold its title URL-escaped.
 	name: "URL escapes", read: unescapeURL,
 	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
+}, {
+	// A Kubernetes Secret's data, a Docker config's auth (user:password)
+	// and an .npmrc's _auth hold their values in base64.
+	name: "base64 values", read: decodeBase64Values,
+	example: "data:\n  credentials: W2RlZmF1bHRdCmF3c19hY2Nlc3Nfa2V5X2lkID0gQUtJQVIyRDJDM1BPTFVLRTAxMjMK\n",
 }}
+
+// minBase64 is the length of the shortest value decodeBase64Values reads: 16
+// characters of base64 are 12 bytes, fewer than a secret the rules know and
+// its name.
+const minBase64 = 16
+
+// base64Chars are the characters of base64's standard and URL alphabets.
+var base64Chars = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_" {
+		t[c] = true
+	}
+	return t
+}()
+
+// decodeBase64Values returns s with each value after a ':' or '=' (blanks
+// and a quote between them skipped) that is base64 of at least minBase64
+// characters, in either alphabet, padded or not, of UTF-8 text, replaced by
+// that text, itself so read twice more (a Docker config's auth in a
+// Kubernetes Secret's data). Base64 of bytes that are not UTF-8 is left.
+func decodeBase64Values(s string) string { return decodeBase64In(s, 3) }
+
+// decodeBase64In is decodeBase64Values reading depth levels of base64.
+func decodeBase64In(s string, depth int) string {
+	if depth == 0 || len(s) < minBase64 {
+		return s
+	}
+	var spans [][2]int
+	for _, sep := range []byte{':', '='} {
+		for i := strings.IndexByte(s, sep); i >= 0; i = indexByteFrom(s, sep, i+1) {
+			j := i + 1
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+				j++
+			}
+			if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+				j++
+			}
+			k := j
+			for k < len(s) && base64Chars[s[k]] {
+				k++
+			}
+			if k-j < minBase64 {
+				continue
+			}
+			for n := 0; n < 2 && k < len(s) && s[k] == '='; n++ { // padding
+				k++
+			}
+			if k == len(s) || !base64Chars[s[k]] {
+				spans = append(spans, [2]int{j, k})
+			}
+		}
+	}
+	if spans == nil {
+		return s
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	at := 0 // s[:at] is written
+	for _, sp := range spans {
+		if sp[0] < at {
+			continue
+		}
+		if d, ok := base64Text(s[sp[0]:sp[1]]); ok {
+			b.WriteString(s[at:sp[0]])
+			b.WriteString(decodeBase64In(d, depth-1))
+			at = sp[1]
+		}
+	}
+	if at == 0 {
+		return s
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// base64Text decodes v, base64 in either alphabet, padded or not, and
+// reports whether it is UTF-8 (its hidden characters, a NUL included, are
+// removed before masking, as any reading's).
+func base64Text(v string) (string, bool) {
+	enc := base64.StdEncoding
+	if strings.ContainsAny(v, "-_") {
+		enc = base64.URLEncoding
+	}
+	if !strings.HasSuffix(v, "=") {
+		enc = enc.WithPadding(base64.NoPadding)
+	}
+	d, err := enc.DecodeString(v)
+	if err != nil || !utf8.Valid(d) {
+		return "", false
+	}
+	return string(d), true
+}
 
 // hunkHeader matches a diff's hunk header and what follows it on its line.
 var hunkHeader = regexp.MustCompile(`(?m)^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@ [^\n]*`)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,36 @@ func TestDescriptionCut(t *testing.T) {
 		out, _, _, _ := sc.json([]byte(`{"name":"DEPLOY_NOTES","data":"x","description":"`+tc.desc+`"}`), 100, 1<<20)
 		if want := `{"name":"DEPLOY_NOTES","data":"x","description":"` + tc.want + `"}`; string(out) != want {
 			t.Errorf("description of %d characters: got %s", len([]rune(tc.desc)), out[max(0, len(out)-60):])
+		}
+	}
+}
+
+// TestBase64Values: a value in base64 after a ':' or '=' is read decoded
+// where that shows a secret (TestE2ERedteam22Base64Values): a Kubernetes
+// Secret's data, a Docker config's auth inside it, an .npmrc's _auth, the
+// URL alphabet unpadded; a value whose text shows none, bytes that are not
+// text and a commit id are delivered as they are.
+func TestBase64Values(t *testing.T) {
+	t.Parallel()
+	b64, url := base64.StdEncoding.EncodeToString, base64.RawURLEncoding.EncodeToString
+	docker := `{"auths":{"ghcr.io":{"auth":"` + b64([]byte("deploy:"+leakGHP)) + `"}}}`
+	r := newRedactor("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567")
+	for in, want := range map[string]string{
+		"data:\n  credentials: " + b64([]byte("aws_access_key_id = AKIAR2D2C3POLUKE0123\n")) + "\n":             "data:\n  credentials: aws_access_key_id = AKIA[MASKED]\n\n",
+		"  .dockerconfigjson: " + b64([]byte(docker)):                                                           `  .dockerconfigjson: {"auths":{"ghcr.io":{"auth":"deploy:ghp_[MASKED]"}}}`,
+		"//npm.example.com/:_auth=" + b64([]byte("ci:"+leakGHP)) + "\nalways-auth=true":                         "//npm.example.com/:_auth=ci:ghp_[MASKED]\nalways-auth=true",
+		"//npm.example.com/:_auth=" + b64([]byte("ci:hunter2hunter2")) + "\nalways-auth=true":                   "//npm.example.com/:_auth=" + b64([]byte("ci:hunter2hunter2")) + "\nalways-auth=true", // no pattern
+		`{"header": "` + url([]byte("Bearer abcDEF123456ghiJKL789~~")) + `"}`:                                   `{"header": "Bearer [MASKED]"}`,
+		"key: '" + b64([]byte("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567")) + "'":                                "key: '[REDACTED]'",
+		"data:\n  note: " + b64([]byte("nothing to see in here, move on")) + "\n":                               "data:\n  note: " + b64([]byte("nothing to see in here, move on")) + "\n",
+		"logo: " + b64([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR ghp_R2d2C3poLukeLeiaHanSolo0123456789AbCd")): "logo: " + b64([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR ghp_R2d2C3poLukeLeiaHanSolo0123456789AbCd")),
+		"note: " + base64.RawStdEncoding.EncodeToString([]byte("GH="+leakGHP)):                                  "note: GH=ghp_[MASKED]",
+		"blob: " + b64([]byte("\x00\x00\x00\x01"+leakGHP)):                                                      "blob: ghp_[MASKED]",
+		"sha: 0123456789abcdef0123456789abcdef01234567":                                                         "sha: 0123456789abcdef0123456789abcdef01234567",
+		"short: " + b64([]byte("AKIA0123")):                                                                     "short: " + b64([]byte("AKIA0123")),
+	} {
+		if got, _, _ := scrubString(in, r, true); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
