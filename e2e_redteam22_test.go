@@ -78,7 +78,9 @@ func TestE2ERedteam22DescriptionCut(t *testing.T) {
 // holds its values in base64 (its data), and a Docker config its registry
 // credentials (auth: base64 of user:password): an AWS key pair and a GitHub
 // key, committed so in a manifest, reached the model in base64 through
-// repoGetContents and repoGetRawFile, which masking did not read.
+// repoGetContents and repoGetRawFile, which masking did not read; a
+// kubeconfig in base64 as an Actions variable's data reached it through
+// getRepoVariable.
 func TestE2ERedteam22Base64Values(t *testing.T) {
 	g := needGitea(t)
 	repo, _ := scratchRepo(t, g, "rt22b64", false)
@@ -112,5 +114,14 @@ func TestE2ERedteam22Base64Values(t *testing.T) {
 		if !strings.Contains(text, `"auth":"deploy:ghp_[MASKED]"`) || !strings.Contains(text, "aws_access_key_id = AKIA[MASKED]") {
 			t.Errorf("%s has no masked secrets: %.1500s", read["operation"], text)
 		}
+	}
+	// A kubeconfig in base64 as an Actions variable's data, whole.
+	kube := "apiVersion: v1\nusers:\n- name: ci\n  user:\n    token: " + leakGHP + "\n"
+	if s.call("alice", "POST", "/repos/"+repo+"/actions/variables/KUBECONFIG", map[string]any{"value": b64([]byte(kube))}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "getRepoVariable", "arguments": map[string]any{"owner": owner, "repo": name, "variablename": "KUBECONFIG"}})
+	if text := fmt.Sprint(get(res, "data.data")); strings.Contains(text, b64([]byte(kube))[:24]) || text != "apiVersion: v1\nusers:\n- name: ci\n  user:\n    token: [MASKED]\n" {
+		t.Errorf("getRepoVariable: %v", res)
 	}
 }

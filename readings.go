@@ -86,10 +86,12 @@ var base64Chars = func() (t [256]bool) {
 }()
 
 // decodeBase64Values returns s with each value after a ':' or '=' (blanks
-// and a quote between them skipped) that is base64 of at least minBase64
-// characters, in either alphabet, padded or not, of UTF-8 text, replaced by
-// that text, itself so read twice more (a Docker config's auth in a
-// Kubernetes Secret's data). Base64 of bytes that are not UTF-8 is left.
+// and a quote between them skipped), and s itself if it is one (a JSON
+// member's value, an Actions variable's data; not a commit id, whose hex is
+// base64 too), that is base64 of at least minBase64 characters, in either
+// alphabet, padded or not, of UTF-8 text, replaced by that text, itself so
+// read twice more (a Docker config's auth in a Kubernetes Secret's data).
+// Base64 of bytes that are not UTF-8 is left.
 func decodeBase64Values(s string) string { return decodeBase64In(s, 3) }
 
 // decodeBase64In is decodeBase64Values reading depth levels of base64.
@@ -98,6 +100,9 @@ func decodeBase64In(s string, depth int) string {
 		return s
 	}
 	var spans [][2]int
+	if t := strings.TrimRight(s, " \t\r\n"); base64End(t, 0) == len(t) && strings.Trim(t, "0123456789abcdef") != "" { // a whole value, not a commit id
+		spans = append(spans, [2]int{0, len(t)})
+	}
 	for _, sep := range []byte{':', '='} {
 		for i := strings.IndexByte(s, sep); i >= 0; i = indexByteFrom(s, sep, i+1) {
 			j := i + 1
@@ -107,17 +112,7 @@ func decodeBase64In(s string, depth int) string {
 			if j < len(s) && (s[j] == '"' || s[j] == '\'') {
 				j++
 			}
-			k := j
-			for k < len(s) && base64Chars[s[k]] {
-				k++
-			}
-			if k-j < minBase64 {
-				continue
-			}
-			for n := 0; n < 2 && k < len(s) && s[k] == '='; n++ { // padding
-				k++
-			}
-			if k == len(s) || !base64Chars[s[k]] {
+			if k := base64End(s, j); k > 0 {
 				spans = append(spans, [2]int{j, k})
 			}
 		}
@@ -143,6 +138,25 @@ func decodeBase64In(s string, depth int) string {
 	}
 	b.WriteString(s[at:])
 	return b.String()
+}
+
+// base64End returns the end of the base64 value at s[j:], its padding
+// included, or -1 if there is none of at least minBase64 characters there.
+func base64End(s string, j int) int {
+	k := j
+	for k < len(s) && base64Chars[s[k]] {
+		k++
+	}
+	if k-j < minBase64 {
+		return -1
+	}
+	for n := 0; n < 2 && k < len(s) && s[k] == '='; n++ { // padding
+		k++
+	}
+	if k < len(s) && base64Chars[s[k]] {
+		return -1
+	}
+	return k
 }
 
 // base64Text decodes v, base64 in either alphabet, padded or not, and

@@ -113,3 +113,21 @@ func TestBase64Values(t *testing.T) {
 		}
 	}
 }
+
+// TestBase64Whole: a string that is base64 as a whole (a JSON member's
+// value: an Actions variable's data) is read decoded where that shows a
+// secret, in a JSON answer too; a commit id is not read so.
+func TestBase64Whole(t *testing.T) {
+	t.Parallel()
+	kube := "apiVersion: v1\nusers:\n- name: ci\n  user:\n    client-key-data: " +
+		base64.StdEncoding.EncodeToString([]byte("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234abcd\n-----END RSA PRIVATE KEY-----\n")) + "\n"
+	sc := &scrubber{red: newRedactor(), mask: true}
+	in := `{"name":"KUBECONFIG","data":"` + base64.StdEncoding.EncodeToString([]byte(kube)) + `","description":"","sha":"0123456789abcdef0123456789abcdef01234567"}`
+	out, _, _, _ := sc.json([]byte(in), 100, 1<<20)
+	if want := `client-key-data: -----BEGIN RSA PRIVATE KEY-----[MASKED]\n`; !strings.Contains(string(out), want) || strings.Contains(string(out), "MIIE") {
+		t.Errorf("got %s", out)
+	}
+	if !strings.Contains(string(out), `"sha":"0123456789abcdef0123456789abcdef01234567"`) || len(sc.rules) != 1 || sc.rules[0] != "private_key" {
+		t.Errorf("got %s, rules %v", out, sc.rules)
+	}
+}
