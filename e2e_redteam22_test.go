@@ -125,3 +125,21 @@ func TestE2ERedteam22Base64Values(t *testing.T) {
 		t.Errorf("getRepoVariable: %v", res)
 	}
 }
+
+// TestE2ERedteam22NestedURL: found by the red team. A URL inside another's
+// query is URL-escaped, its slashes %2F and its colon %3A: a Slack webhook's
+// address and a Discord webhook's token so, in a committed file, reached the
+// model through repoGetContents, read URL-escaped only in a text without
+// blanks (a URL, a path).
+func TestE2ERedteam22NestedURL(t *testing.T) {
+	const slack, discord = "T00000000%2FB00000000%2FXXXXXXXXXXXXXXXXXXXXXXXX", "Xq3vN8pL2mR7tY1wK9eH4sD6fG0jZ5cB-AuIoPxVnMlKjHgFdSa"
+	text := committedContents(t, "rt22url", "alerts.env",
+		"# the on-call channel, through the relay\nALERT_URL=\"https://relay.example.com/forward?to=https%3A%2F%2Fhooks.slack.com%2Fservices%2F"+slack+"\"\n"+
+			"DEPLOY_HOOK=\"https://relay.example.com/forward?to=https%3A%2F%2Fdiscord.com%2Fapi%2Fwebhooks%2F1234567890123456789%2F"+discord+"\"\n", "ALERT_URL=")
+	if strings.Contains(text, "XXXXXXXXXXXXXXXX") || strings.Contains(text, discord[:16]) {
+		t.Errorf("alerts.env holds a webhook's secret: %s", text)
+	}
+	if !strings.Contains(text, "hooks.slack.com/services/[MASKED]") || !strings.Contains(text, "discord.com/api/webhooks/1234567890123456789/[MASKED]") {
+		t.Errorf("alerts.env has no masked webhooks: %s", text)
+	}
+}

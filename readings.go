@@ -325,11 +325,15 @@ func unescapeHTML(s string) string {
 	return html.UnescapeString(s)
 }
 
-// unescapeURL returns a URL or path s (a text without blanks or lines) with
-// each %XX escape decoded; a % without two hex digits stays.
+// unescapeURL returns a URL or path s (a text without blanks or lines), or
+// a text that holds a URL escaped in another's query (its "://" as
+// %3A%2F%2F: a webhook's address behind a relay, in a file), with each %XX
+// escape decoded; a % without two hex digits stays. Other texts with blanks
+// are not read so: byte by byte, a file with a % would cost much more.
 func unescapeURL(s string) string {
 	i := strings.IndexByte(s, '%')
-	if i < 0 || strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, ' ') >= 0 {
+	if i < 0 || (strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, ' ') >= 0) &&
+		!strings.Contains(s[i:], "%3A%2F%2F") && !strings.Contains(s[i:], "%3a%2f%2f") {
 		return s
 	}
 	b := []byte(s[:i])

@@ -131,3 +131,25 @@ func TestBase64Whole(t *testing.T) {
 		t.Errorf("got %s, rules %v", out, sc.rules)
 	}
 }
+
+// TestNestedURL: a text with blanks is read URL-escaped where it holds a URL
+// escaped in another's query (TestE2ERedteam22NestedURL), in either case;
+// one with a % but no such URL is not read so.
+func TestNestedURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"ALERT_URL=\"https://relay.example.com/f?to=https%3A%2F%2Fhooks.slack.com%2Fservices%2FT00000000%2FB00000000%2FXXXXXXXXXXXXXXXXXXXXXXXX\"\n": "ALERT_URL=\"https://relay.example.com/f?to=https://hooks.slack.com/services/[MASKED]\"\n",
+		"see https://relay.example.com/f?to=https%3a%2f%2fdeploy%3ahunter2hunter2%40example.com%2fr.git for the mirror":                              "see https://relay.example.com/f?to=https://deploy:[MASKED]@example.com/r.git for the mirror",
+		"100% done, https://relay.example.com/f?to=https%3A%2F%2Fexample.com%2Fdocs\n":                                                               "100% done, https://relay.example.com/f?to=https%3A%2F%2Fexample.com%2Fdocs\n",
+	} {
+		if got, _, _ := scrubString(in, newRedactor(), true); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := unescapeURL("50% of https%3A%2F%2Fhooks.slack.com\n"); got != "50% of https://hooks.slack.com\n" {
+		t.Errorf("unescapeURL: %q", got)
+	}
+	if in := "rate 50%2F100 here\n"; unescapeURL(in) != in {
+		t.Errorf("unescapeURL read %q", in)
+	}
+}
