@@ -143,3 +143,33 @@ func TestE2ERedteam22NestedURL(t *testing.T) {
 		t.Errorf("alerts.env has no masked webhooks: %s", text)
 	}
 }
+
+// TestE2ERedteam22TokenCut: found by the red team. Gitea keeps a comment in
+// the activity feed cut to 200 columns with "…" after it
+// (services/feed/notifier.go CreateIssueComment): the server's own token,
+// pasted in a comment, redacted in the comment, reached the model through
+// repoListActivityFeeds as its first 31 characters, which exact redaction
+// did not find and no pattern reads (a Gitea token is masked by context
+// only).
+func TestE2ERedteam22TokenCut(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt22tok", false)
+	s := &giteaSetup{g: g}
+	var issue struct{ Number int }
+	s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]any{"title": "ci access"}, http.StatusCreated, &issue)
+	tok := g.Tokens["alice"]
+	s.call("alice", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", repo, issue.Number), map[string]any{"body": strings.Repeat("x", 165) + " " + tok + " is the one the bot uses"}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	owner, name, _ := strings.Cut(repo, "/")
+	text := feedText(t, c, owner, name, "comment_issue", true)
+	if strings.Contains(text, tok[:20]) || !strings.Contains(text, " [REDACTED]…") {
+		shown := text[max(strings.Index(text, "content:1|x"), 0):]
+		for n := len(tok); n >= 8; n-- { // the test prints no part of a token
+			shown = strings.ReplaceAll(shown, tok[:n], fmt.Sprintf("<the token's first %d>", n))
+		}
+		t.Errorf("the feed holds the token's start: %.400s", shown)
+	}
+}

@@ -42,7 +42,8 @@ func newRedactor(secrets ...string) *redactor {
 // Overlapping and adjacent occurrences become one marker, so no part of any
 // secret is left behind. If a secret would still occur in the result (a
 // secret containing brackets can straddle a marker), the whole string becomes
-// redactedMarker.
+// redactedMarker. A secret's start of minCutSecret bytes or more with an
+// ellipsis after it is replaced too (cutSecrets).
 func (r *redactor) redact(s string) string {
 	var spans [][2]int
 	for _, sec := range r.secrets {
@@ -55,7 +56,7 @@ func (r *redactor) redact(s string) string {
 			i += j + 1
 		}
 	}
-	if spans == nil {
+	if spans = r.cutSecrets(spans, s); spans == nil {
 		return s
 	}
 	out := replaceSpans(s, spans, redactedMarker)
@@ -65,6 +66,42 @@ func (r *redactor) redact(s string) string {
 		}
 	}
 	return out
+}
+
+// minCutSecret is the length of the shortest start of a secret that
+// cutSecrets finds: as the rules' cut keys, 8 bytes.
+const minCutSecret = 8
+
+// cutSecrets appends to spans the starts of r's secrets, of minCutSecret
+// bytes or more but not whole, that s has right before an ellipsis ("…" or
+// "..."): Gitea keeps a comment in the activity feed cut to 200 columns with
+// "…" after it (services/feed/notifier.go CreateIssueComment), and the
+// readings mark with "..." the cuts that Gitea and git make without a mark
+// (a hunk header's, a link's target, an Actions description): the server's
+// token pasted in a comment reached the model in the feed as its first 31
+// characters.
+func (r *redactor) cutSecrets(spans [][2]int, s string) [][2]int {
+	for _, mark := range []string{"…", "..."} {
+		for i := strings.Index(s, mark); i >= 0; i = indexFrom(s, mark, i+len(mark)) {
+			for _, sec := range r.secrets {
+				for j := max(0, i-len(sec)+1); j <= i-minCutSecret; j++ { // the longest start first
+					if s[j] == sec[0] && s[j:i] == sec[:i-j] {
+						spans = append(spans, [2]int{j, i})
+						break
+					}
+				}
+			}
+		}
+	}
+	return spans
+}
+
+// indexFrom is strings.Index of sub in s from i on, -1 for none.
+func indexFrom(s, sub string, i int) int {
+	if k := strings.Index(s[i:], sub); k >= 0 {
+		return i + k
+	}
+	return -1
 }
 
 // replaceSpans returns s with each union of the overlapping or adjacent byte

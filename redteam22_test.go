@@ -153,3 +153,33 @@ func TestNestedURL(t *testing.T) {
 		t.Errorf("unescapeURL read %q", in)
 	}
 }
+
+// TestCutSecrets: a known secret's start of 8 bytes or more before an
+// ellipsis is redacted (TestE2ERedteam22TokenCut), and so where a reading
+// marks a cut that Gitea or git makes without a mark (a hunk header, a
+// link's target); a shorter start, and the start of a secret of 8 bytes or
+// fewer, stay.
+func TestCutSecrets(t *testing.T) {
+	t.Parallel()
+	const tok = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	r := newRedactor(tok, "abcdefgh")
+	for in, want := range map[string]string{
+		"1|" + strings.Repeat("x", 165) + " " + tok[:31] + "…":                   "1|" + strings.Repeat("x", 165) + " [REDACTED]…",
+		"token " + tok[:8] + "... and " + tok + "…":                              "token [REDACTED]... and [REDACTED]…",
+		"see " + tok[:7] + "…":                                                   "see " + tok[:7] + "…",
+		"see abcdefg… and abcdefgh…":                                             "see abcdefg… and [REDACTED]…",
+		"@@ -1,3 +1,4 @@ " + strings.Repeat("y", 60) + " " + tok[:19] + "\n x\n": "@@ -1,3 +1,4 @@ " + strings.Repeat("y", 60) + " [REDACTED]...\n x\n",
+	} {
+		if got := fst(scrubString(in, r, false)); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
+		}
+	}
+	sc := &scrubber{red: r}
+	target := strings.Repeat("x", 1000) + "/" + tok[:23]
+	if out, _, _, _ := sc.json([]byte(`{"type":"symlink","target":"`+target+`"}`), 100, 1<<20); strings.Contains(string(out), tok[:23]) {
+		t.Errorf("target: %s", out[len(out)-60:])
+	}
+}
+
+// fst returns the first of three values.
+func fst[A, B, C any](a A, _ B, _ C) A { return a }
