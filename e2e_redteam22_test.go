@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -171,5 +172,31 @@ func TestE2ERedteam22TokenCut(t *testing.T) {
 			shown = strings.ReplaceAll(shown, tok[:n], fmt.Sprintf("<the token's first %d>", n))
 		}
 		t.Errorf("the feed holds the token's start: %.400s", shown)
+	}
+}
+
+// TestE2ERedteam22TeamDescriptionCut: found by the red team. Gitea cuts a
+// team's description to 255 bytes when the team is edited, without a mark
+// and inside a character if one is there (services/org/team.go UpdateTeam),
+// though it admits 255 characters: a GitHub key after 120 "é" reached the
+// model through orgGetTeam as "ghp_R2d2C3poLuk", too short for the whole
+// key's pattern and not marked as cut.
+func TestE2ERedteam22TeamDescriptionCut(t *testing.T) {
+	g := needGitea(t)
+	org := "rt22t-" + strings.ToLower(rand.Text()[:8])
+	s := &giteaSetup{g: g}
+	var team struct{ ID int64 }
+	s.call("alice", "POST", "/orgs", map[string]string{"username": org}, http.StatusCreated, nil)
+	t.Cleanup(func() { g.api("alice", "DELETE", "/orgs/"+org, nil) })
+	s.call("alice", "POST", "/orgs/"+org+"/teams", map[string]any{"name": "deploy", "permission": "read", "units": []string{"repo.code"}}, http.StatusCreated, &team)
+	s.call("alice", "PATCH", fmt.Sprintf("/teams/%d", team.ID), map[string]any{"name": "deploy", "description": strings.Repeat("é", 120) + leakGHP[:20]}, http.StatusOK, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": "orgGetTeam", "arguments": map[string]any{"id": team.ID}})
+	text := str(get(res, "data.description"))
+	if !strings.Contains(text, "éé") || strings.Contains(text, leakGHP[4:12]) {
+		t.Errorf("the team's description: %q", text)
 	}
 }

@@ -64,8 +64,9 @@ func TestWholeStatNames(t *testing.T) {
 }
 
 // TestDescriptionCut: a description of 4096 characters, as Gitea cuts an
-// Actions variable's or secret's, is read as cut, so that a key across the
-// cut is masked from 8 characters (TestE2ERedteam22DescriptionCut); a
+// Actions variable's or secret's, or of 255 bytes, as it cuts a team's, is
+// read as cut, so that a key across the cut is masked from 8 characters
+// (TestE2ERedteam22DescriptionCut, TestE2ERedteam22TeamDescriptionCut); a
 // shorter one is read whole, and one of 4096 characters without a key is
 // delivered as it is.
 func TestDescriptionCut(t *testing.T) {
@@ -75,6 +76,8 @@ func TestDescriptionCut(t *testing.T) {
 		{pad + leakGHP[:20], pad + "ghp_[MASKED]..."},
 		{pad[2:] + leakGHP[:20], pad[2:] + leakGHP[:20]}, // whole: not cut
 		{pad + "x-the-end-of-it-20", pad + "x-the-end-of-it-20"},
+		{strings.Repeat("é", 120) + leakGHP[:15], strings.Repeat("é", 120) + "ghp_[MASKED]..."}, // a team's, 255 bytes
+		{strings.Repeat("é", 119) + leakGHP[:15], strings.Repeat("é", 119) + leakGHP[:15]},
 	} {
 		sc := &scrubber{red: newRedactor(), mask: true}
 		out, _, _, _ := sc.json([]byte(`{"name":"DEPLOY_NOTES","data":"x","description":"`+tc.desc+`"}`), 100, 1<<20)

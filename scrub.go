@@ -349,8 +349,8 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 				keyOut = len(out)
 			case asValue && key == "target" && len(s) == 1024: // a link's target, cut so by Gitea without a mark
 				s += "..." // for the rules' cut keys; delivered so only where that masks one
-			case asValue && key == "description" && len(s) >= actionsDescriptionMax && utf8.RuneCountInString(s) == actionsDescriptionMax:
-				s += "..." // an Actions variable's or secret's, cut so by Gitea without a mark: as a target's
+			case asValue && key == "description" && cutDescription(s): // as a target's
+				s += "..."
 			case asValue && key == "title" && wikiTitle(b[end:]): // a wiki page's file name, its dashes shown as blanks
 				s = strings.ReplaceAll(s, " ", "-") // for the rules; delivered so only where that masks one
 			case asValue && sc.mask && s != "":
@@ -378,9 +378,18 @@ func (sc *scrubber) value(out, b []byte, maxDepth int) ([]byte, bool) {
 // an Actions variable's and secret's description without a mark
 // (util.TruncateRunes to VariableDescriptionMaxLength in
 // models/actions/variable.go and SecretDescriptionMaxLength in
-// models/secret/secret.go): a key across the cut would be too short for its
-// whole pattern.
-const actionsDescriptionMax = 4096
+// models/secret/secret.go); teamDescriptionMax the length in bytes to which
+// it cuts a team's when the team is edited, though it admits 255 characters
+// (services/org/team.go UpdateTeam). A key across either cut would be too
+// short for its whole pattern.
+const actionsDescriptionMax, teamDescriptionMax = 4096, 255
+
+// cutDescription reports whether the description s may be one that Gitea
+// cut without a mark. A team's cut inside a character ends in U+FFFD, and
+// so no key ends there.
+func cutDescription(s string) bool {
+	return len(s) == teamDescriptionMax || len(s) >= actionsDescriptionMax && utf8.RuneCountInString(s) == actionsDescriptionMax
+}
 
 // wikiTitle reports whether rest, the JSON after a title, goes on with an html_url to a wiki
 // page: Gitea titles a page pushed as a file by its name, dashes as blanks (WebPathToUserTitle).
