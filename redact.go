@@ -81,6 +81,9 @@ const minCutSecret = 8
 // token pasted in a comment reached the model in the feed as its first 31
 // characters.
 func (r *redactor) cutSecrets(spans [][2]int, s string) [][2]int {
+	if len(r.secrets) == 0 || len(s) <= minCutSecret {
+		return spans
+	}
 	for _, mark := range []string{"…", "..."} {
 		for i := strings.Index(s, mark); i >= 0; i = indexFrom(s, mark, i+len(mark)) {
 			for _, sec := range r.secrets {
