@@ -200,3 +200,20 @@ func TestE2ERedteam22TeamDescriptionCut(t *testing.T) {
 		t.Errorf("the team's description: %q", text)
 	}
 }
+
+// TestE2ERedteam22YAMLBlock: found by the red team. YAML writes a value
+// that needs no quotes on the lines after its key as a block (key: |, key:
+// >-), as Helm charts' values often hold a password: a password so, in a
+// committed values.yaml, reached the model through repoGetContents, the
+// assignment's value on the key's line being only "|-". The block is read
+// with its first line on the key's.
+func TestE2ERedteam22YAMLBlock(t *testing.T) {
+	text := committedContents(t, "rt22yaml", "charts/app/values.yaml",
+		"db:\n  host: db.internal\n  password: |-\n    correct-horse-battery-staple\n  api_key: >\n    9f8e7d6c5b4a39281706f5e4d3c2b1a0\n", "host: db.internal")
+	if strings.Contains(text, "correct-horse") || strings.Contains(text, "9f8e7d6c5b4a") {
+		t.Errorf("values.yaml holds a secret: %s", text)
+	}
+	if !strings.Contains(text, "  password: [MASKED]\n") || !strings.Contains(text, "  api_key: [MASKED]\n") {
+		t.Errorf("values.yaml has no masked secrets: %s", text)
+	}
+}

@@ -66,11 +66,30 @@ var textViews = []textView{{
 	name: "URL escapes", read: unescapeURL,
 	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
 }, {
+	// YAML writes a value on the lines after its key, as a block (key: |,
+	// key: >-), as Helm charts' values often hold a password.
+	name: "YAML blocks", read: joinYAMLBlocks,
+	example: "db:\n  password: |-\n    correct-horse-battery-staple\n",
+}, {
 	// A Kubernetes Secret's data, a Docker config's auth (user:password)
 	// and an .npmrc's _auth hold their values in base64.
 	name: "base64 values", read: decodeBase64Values,
 	example: "data:\n  credentials: W2RlZmF1bHRdCmF3c19hY2Nlc3Nfa2V5X2lkID0gQUtJQVIyRDJDM1BPTFVLRTAxMjMK\n",
 }}
+
+// yamlBlock matches a YAML key whose value is a block scalar (|, >, with a
+// chomping and an indentation indicator, and a comment), up to the
+// indentation of the block's first line.
+var yamlBlock = regexp.MustCompile(`(?m)^([^\n:#]*[^\s:#][ \t]*:)[ \t]*[|>][1-9]?[+-]?[1-9]?[ \t]*(?:#[^\n]*)?\r?\n[ \t]+`)
+
+// joinYAMLBlocks returns s with the first line of each YAML block scalar
+// joined to its key's line: "password: |-\n    s3cr3t" reads "password: s3cr3t".
+func joinYAMLBlocks(s string) string {
+	if !strings.Contains(s, ": |") && !strings.Contains(s, ": >") {
+		return s
+	}
+	return yamlBlock.ReplaceAllString(s, "$1 ")
+}
 
 // minBase64 is the length of the shortest value decodeBase64Values reads: 16
 // characters of base64 are 12 bytes, fewer than a secret the rules know and

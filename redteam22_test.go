@@ -186,3 +186,21 @@ func TestCutSecrets(t *testing.T) {
 
 // fst returns the first of three values.
 func fst[A, B, C any](a A, _ B, _ C) A { return a }
+
+// TestYAMLBlocks: a YAML block scalar is read with its first line on its
+// key's where that shows a secret (TestE2ERedteam22YAMLBlock), whatever its
+// indicators, a comment after them and CRLF line ends; a block without a
+// secret is delivered as it is.
+func TestYAMLBlocks(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"db:\n  password: |-\n    correct-horse-battery-staple\n  port: 5432\n":  "db:\n  password: [MASKED]\n  port: 5432\n",
+		"token: >2+ # the bot's\n    0123456789abcdef0123456789abcdef01234567\n": "token: [MASKED]\n",
+		"secret: |\r\n  hunter2hunter2\r\n":                                      "secret: [MASKED]\r\n",
+		"description: |\n  the password rotates monthly\n":                       "description: |\n  the password rotates monthly\n",
+	} {
+		if got := fst(scrubString(in, newRedactor(), true)); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
