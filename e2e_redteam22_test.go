@@ -38,6 +38,16 @@ func TestE2ERedteam22DiffstatCut(t *testing.T) {
 	if !strings.Contains(text, "diff --git a/ghp_[MASKED]") {
 		t.Errorf("the commit's .patch has no masked key: %.1200s", text)
 	}
+	// A pull request's .patch: format-patch too.
+	pr := s.topicPR("alice", repo, "rotate", "rotate the key", leakGHP+".the-production-deploy-key.txt")
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	res, _ = c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": fmt.Sprintf("/repos/%s/pulls/%d.patch", repo, pr.Number)})
+	text = str(get(res, "data"))
+	if !strings.Contains(text, "Subject: [PATCH] rotate the key") || strings.Contains(text, leakGHP[12:]) || !strings.Contains(text, "ghp_[MASKED].the-production-deploy-key.txt | 1 +") {
+		t.Errorf("the pull request's .patch: %.1200s", text)
+	}
 }
 
 // TestE2ERedteam22DescriptionCut: found by the red team. Gitea cuts an
