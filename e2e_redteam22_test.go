@@ -227,3 +227,17 @@ func TestE2ERedteam22YAMLBlock(t *testing.T) {
 		t.Errorf("values.yaml has no masked secrets: %s", text)
 	}
 }
+
+// TestE2ERedteam22Base64Decoded: found by the red team. A script that
+// decodes a value where it is used (echo … | base64 -d, b64decode("…"))
+// holds it in base64 after a blank or a parenthesis, not after ':' or '=':
+// a GitHub key so, in a committed deploy script, reached the model through
+// repoGetContents.
+func TestE2ERedteam22Base64Decoded(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString([]byte(leakGHP))
+	text := committedContents(t, "rt22b64d", "deploy.sh",
+		"#!/bin/sh\nexport GH_TOKEN=$(echo "+b64+" | base64 -d)\npython3 -c 'import base64; print(base64.b64decode(\""+b64+"\"))'\n", "#!/bin/sh")
+	if strings.Contains(text, b64[:24]) || strings.Count(text, "ghp_[MASKED]") != 2 {
+		t.Errorf("deploy.sh: %s", text)
+	}
+}

@@ -110,7 +110,9 @@ var base64Chars = func() (t [256]bool) {
 // base64 too), that is base64 of at least minBase64 characters, in either
 // alphabet, padded or not, of UTF-8 text, replaced by that text, itself so
 // read twice more (a Docker config's auth in a Kubernetes Secret's data).
-// Base64 of bytes that are not UTF-8 is left.
+// In a text that decodes base64 where it uses it (echo … | base64 -d,
+// b64decode("…"), atob("…")), a value after a blank, a parenthesis or a
+// quote is read so too. Base64 of bytes that are not UTF-8 is left.
 func decodeBase64Values(s string) string { return decodeBase64In(s, 3) }
 
 // decodeBase64In is decodeBase64Values reading depth levels of base64.
@@ -122,7 +124,11 @@ func decodeBase64In(s string, depth int) string {
 	if t := strings.TrimRight(s, " \t\r\n"); base64End(t, 0) == len(t) && strings.Trim(t, "0123456789abcdef") != "" { // a whole value, not a commit id
 		spans = append(spans, [2]int{0, len(t)})
 	}
-	for _, sep := range []byte{':', '='} {
+	seps := ":="
+	if strings.Contains(s, "base64") || strings.Contains(s, "b64decode") || strings.Contains(s, "atob(") { // decoded where it is used
+		seps = ":= (\"'"
+	}
+	for _, sep := range []byte(seps) {
 		for i := strings.IndexByte(s, sep); i >= 0; i = indexByteFrom(s, sep, i+1) {
 			j := i + 1
 			for j < len(s) && (s[j] == ' ' || s[j] == '\t') {

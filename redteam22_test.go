@@ -204,3 +204,21 @@ func TestYAMLBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestBase64Decoded: in a text that decodes base64 where it uses it, a value
+// after a blank, a parenthesis or a quote is read decoded too
+// (TestE2ERedteam22Base64Decoded); in another text, it is not.
+func TestBase64Decoded(t *testing.T) {
+	t.Parallel()
+	b64 := base64.StdEncoding.EncodeToString([]byte(leakGHP))
+	for in, want := range map[string]string{
+		"export GH=$(echo " + b64 + " | base64 -d)\n": "export GH=$(echo ghp_[MASKED] | base64 -d)\n",
+		"key = base64.b64decode('" + b64 + "')\n":     "key = base64.b64decode('ghp_[MASKED]')\n",
+		"const key = atob(\"" + b64 + "\");\n":        "const key = atob(\"ghp_[MASKED]\");\n",
+		"the value is " + b64 + " in the old notes\n": "the value is " + b64 + " in the old notes\n",
+	} {
+		if got := fst(scrubString(in, newRedactor(), true)); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
