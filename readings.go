@@ -125,7 +125,7 @@ func decodeBase64In(s string, depth int) string {
 		spans = append(spans, [2]int{0, len(t)})
 	}
 	seps := ":="
-	if strings.Contains(s, "base64") || strings.Contains(s, "b64decode") || strings.Contains(s, "atob(") { // decoded where it is used
+	if decodesBase64(s) {
 		seps = ":= (\"'"
 	}
 	for _, sep := range []byte(seps) {
@@ -163,6 +163,21 @@ func decodeBase64In(s string, depth int) string {
 	}
 	b.WriteString(s[at:])
 	return b.String()
+}
+
+// decodesBase64 reports whether s decodes base64 where it uses it: echo … |
+// base64 -d, b64decode("…"), atob("…"). Both words hold "64", rarer than
+// their first bytes; atob is looked for before each '('.
+func decodesBase64(s string) bool {
+	if strings.Contains(s, "64") && (strings.Contains(s, "base64") || strings.Contains(s, "b64decode")) {
+		return true
+	}
+	for i := strings.IndexByte(s, '('); i >= 0; i = indexByteFrom(s, '(', i+1) {
+		if strings.HasSuffix(s[:i], "atob") {
+			return true
+		}
+	}
+	return false
 }
 
 // base64End returns the end of the base64 value at s[j:], its padding
