@@ -292,6 +292,9 @@ var effectRules = []effectRule{
 		why: "state: closed with another field edits the pull request as well: Gitea applies every field before it closes it, and keeps them when the close fails",
 		examples: []effectExample{{map[string]any{"body": map[string]any{"state": "closed", "title": "t"}}, true},
 			{map[string]any{"body": map[string]any{"state": "closed", "assignees": nil}}, true}, {map[string]any{"body": map[string]any{"state": "closed"}}, false}}},
+	{ids: []string{"repoEditPullRequest"}, field: "labels", match: func(v any) bool { return v != nil }, perm: "gitea.issue.label", // null: Gitea leaves them
+		why:      "labels replaces the pull request's labels, an empty list clearing them (Gitea's EditPullRequest, routers/api/v1/repo/pull.go, calls ReplaceIssueLabels): that is labelling",
+		examples: []effectExample{{map[string]any{"labels": []any{}}, true}, {map[string]any{"title": "t", "labels": []any{1}}, true}, {map[string]any{"title": "t", "labels": nil}, false}, {map[string]any{"title": "t"}, false}}},
 	{ids: []string{"issueEditIssue"}, match: editsBesideClose, perm: "gitea.issue.edit",
 		why: "state: closed with another field edits the issue as well: Gitea applies every field before it closes it, and keeps them when the close fails",
 		examples: []effectExample{{map[string]any{"body": map[string]any{"state": "closed", "due_date": "2030-01-01T00:00:00Z"}}, true},
