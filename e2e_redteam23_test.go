@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -105,5 +107,68 @@ func TestE2ERedteam23EditPullLabels(t *testing.T) {
 	res, isErr = author.callTool("repoEditPullRequest", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"title": "a.txt, edited"}})
 	if isErr || labels() != 1 {
 		t.Errorf("repoEditPullRequest of the title alone under gitea-author: %v", res)
+	}
+}
+
+// TestE2ERedteam23AdminAccount: found by the red team. Making a site
+// administrator needs gitea.admin.system (adminEditUser's admin: true), but a
+// profile with gitea.admin.user alone could take over one that exists:
+// Gitea's EditUser (routers/api/v1/admin/user.go) sets any user's password,
+// e-mail, login source and login name, an administrator's too, and
+// CreatePublicKey adds an SSH key to any user's account; whoever then signs
+// in as them is a site administrator. Before the fix, under a profile of
+// gitea.read and gitea.admin.user, alice set the password of rt23root, a site
+// administrator, and signed in with it to run a cron task
+// (/admin/cron/{task}, site administration).
+func TestE2ERedteam23AdminAccount(t *testing.T) {
+	g := needGitea(t)
+	if g.Passwords["alice"] == "" {
+		t.Skip("creating users needs a throwaway Gitea, not GITEA_TEST_URL")
+	}
+	suffix := strings.ToLower(rand.Text()[:8])
+	root, plain := "rt23root-"+suffix, "rt23user-"+suffix
+	s := &giteaSetup{g: g}
+	for _, login := range []string{root, plain} {
+		s.call("alice", "POST", "/admin/users", map[string]any{"username": login, "email": login + "@example.com", "password": rand.Text(), "must_change_password": false}, http.StatusCreated, nil)
+		t.Cleanup(func() { g.api("alice", "DELETE", "/admin/users/"+login+"?purge=true", nil) })
+	}
+	s.call("alice", "PATCH", "/admin/users/"+root, map[string]any{"login_name": root, "source_id": 0, "admin": true}, http.StatusOK, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"user-admin","allowed_operations":["gitea.read","gitea.admin.user"]}]}`), 0o600)
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=user-admin", "GITEA_MCP_CONFIG="+config)
+	password := "Rt23-" + rand.Text()
+	signIn := func(login string) int { // a site administrator's request, with the password set
+		req, _ := http.NewRequest("POST", g.URL+"/api/v1/admin/cron/update_checker", nil)
+		req.SetBasicAuth(login, password)
+		resp, err := giteaHTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	const key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFzC4w8dRf8bOq4yqgOe5xZ8mZC3Wc6w1QxVfWl9y5Lx rt23"
+	for _, call := range []map[string]any{
+		{"operation": "adminEditUser", "arguments": map[string]any{"username": root, "body": map[string]any{"login_name": root, "source_id": 0, "password": password}}},
+		{"operation": "adminEditUser", "arguments": map[string]any{"username": root, "body": map[string]any{"login_name": root, "source_id": 0, "email": "rt23-" + suffix + "@example.net"}}},
+		{"operation": "adminCreatePublicKey", "arguments": map[string]any{"username": root, "key": map[string]any{"title": "rt23", "key": key}}},
+	} {
+		res, isErr := c.callTool("gitea_call_operation", call)
+		if !isErr || get(res, "error.permission_report.required_permission") != "gitea.admin.system" {
+			t.Errorf("%v of site administrator %s under gitea.admin.user: %v; want it refused for gitea.admin.system", call, root, res)
+		}
+	}
+	if status := signIn(root); status != http.StatusUnauthorized {
+		t.Errorf("signing in as %s with the password the profile set: %d, want 401", root, status)
+	}
+	res, isErr := c.callTool("gitea_call_operation", map[string]any{"operation": "adminEditUser", "arguments": map[string]any{"username": plain,
+		"body": map[string]any{"login_name": plain, "source_id": 0, "password": password}}})
+	if isErr {
+		t.Errorf("adminEditUser of %s, no administrator, under gitea.admin.user: %v", plain, res)
+	} else if status := signIn(plain); status != http.StatusForbidden {
+		t.Errorf("%s, no administrator, running a cron task: %d, want 403", plain, status)
 	}
 }

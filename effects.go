@@ -37,7 +37,10 @@ import (
 //     its base, or deleting the branch it is based on) needs
 //     gitea.repo.admin: Gitea keeps the approval for the new base; so does
 //     reopening one whose head was pushed while it was closed, which Gitea
-//     judged for no approval (reopenCarried).
+//     judged for no approval (reopenCarried);
+//   - changing how one signs in as a site administrator (adminEditUser,
+//     adminCreatePublicKey, whoever the live account says is one) needs
+//     gitea.admin.system, as making one does.
 //
 // Under repositories, each of these must lie within them: the head
 // repository, which the path does not name (and the one allow_maintainer_edit
@@ -88,6 +91,22 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			if why := x.remoteOutside(ctx, p, op.ID, "remote_address", "writes to", m.Address); why != "" {
 				return "", why
 			}
+		}
+	}
+	if (op.ID == "adminEditUser" || op.ID == "adminCreatePublicKey") && !p.grants("gitea.admin.system") {
+		// Gitea's EditUser sets any user's password, e-mail, login source and
+		// login name, and CreatePublicKey adds an SSH key to any user's account
+		// (routers/api/v1/admin/user.go), a site administrator's too: whoever
+		// then signs in as them administers the site, as admin: true would.
+		var u struct {
+			IsAdmin *bool `json:"is_admin"` // shown to a site administrator (services/convert/user.go)
+		}
+		if !x.live(ctx, "userGet", params, &u) || u.IsAdmin == nil {
+			return "gitea.admin.system", fmt.Sprintf("cannot read from Gitea whether %q is a site administrator, whose sign-in %s would change; refusing", params["username"], op.ID)
+		}
+		if *u.IsAdmin {
+			_, why := p.allows("gitea.admin.system")
+			return "gitea.admin.system", fmt.Sprintf("%q is a site administrator, and %s changes how one signs in as them (password, e-mail, login source, SSH key): whoever does administers the site; %s", params["username"], op.ID, why)
 		}
 	}
 	repo := params["owner"] + "/" + params["repo"]
