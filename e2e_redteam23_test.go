@@ -172,3 +172,56 @@ func TestE2ERedteam23AdminAccount(t *testing.T) {
 		t.Errorf("%s, no administrator, running a cron task: %d, want 403", plain, status)
 	}
 }
+
+// TestE2ERedteam23CommentClosesOnMerge: found by the red team. A closing
+// keyword in a pull request's thread (a comment, a review's body or line
+// comment) closes the issue it names when the pull request is merged, as
+// one in its description does: Gitea records the reference with its action
+// for a writer or the issue's poster (models/issues/issue_xref.go
+// verifyReferencedIssue) and the merge closes every issue the pull request
+// references so (ResolveCrossReferences). A commit's or a merge's own
+// message naming an issue needs gitea.issue.close; before the fix
+// gitea-reviewer, which does not hold it, commented "Closes #N" on bob's pull
+// request and carol's merge closed issue N.
+func TestE2ERedteam23CommentClosesOnMerge(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt23close", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	var issue struct{ Number int }
+	s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]any{"title": "keep open"}, http.StatusCreated, &issue)
+	pr := s.topicPR("bob", repo, "topic", "a.txt", "a.txt")
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	reviewer := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-reviewer", "GITEA_MCP_TOOLS=issueCreateComment,repoCreatePullReview")
+	text := fmt.Sprintf("Closes #%d", issue.Number)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"issueCreateComment", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"body": text}}},
+		{"repoCreatePullReview", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"event": "COMMENT", "body": text}}},
+		{"repoCreatePullReview", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "body": map[string]any{"event": "COMMENT", "body": "a line",
+			"comments": []any{map[string]any{"path": "a.txt", "body": text, "new_position": 1}}}}},
+	} {
+		res, isErr := reviewer.callTool(call.tool, call.args)
+		if !isErr || get(res, "error.permission_report.required_permission") != "gitea.issue.close" {
+			t.Errorf("%s %v under gitea-reviewer: %v; want it refused for gitea.issue.close", call.tool, call.args["body"], res)
+		}
+	}
+	if res, isErr := reviewer.callTool("issueCreateComment", map[string]any{"owner": owner, "repo": name, "index": issue.Number, "body": map[string]any{"body": "see !" + fmt.Sprint(pr.Number)}}); isErr {
+		t.Errorf("a comment on an issue naming the pull request: %v", res)
+	}
+	merger := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
+	waitMergeable(t, merger, owner, name, pr.Number)
+	merge := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "confirm": fmt.Sprintf("MERGE PR %d", pr.Number)}
+	if res, _ := merger.callTool("gitea_merge_pr", merge); get(res, "data.merged") != true {
+		t.Fatalf("merge: %v", res)
+	}
+	var after struct{ State string }
+	s.call("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d", repo, issue.Number), nil, http.StatusOK, &after)
+	if s.err != nil || after.State != "open" {
+		t.Errorf("issue %d after the merge: %q (%v); want it open", issue.Number, after.State, s.err)
+	}
+}

@@ -70,3 +70,44 @@ func TestAdminAccountJudged(t *testing.T) {
 		{"by a site administrator's profile", "gitea-owner", script, "gitea_call_operation", edit("root"), liveGot{Sent: []string{"PATCH /admin/users/root"}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
+
+// TestThreadClosesJudged: a text naming an issue written into a pull
+// request's thread (a comment, its edit, a review's body or line comment)
+// needs gitea.issue.close, which Gitea's merge acts on as a commit message's
+// closing keyword; one in an issue's thread, one naming none, or a profile
+// granting gitea.issue.close reads nothing more or is sent.
+func TestThreadClosesJudged(t *testing.T) {
+	t.Parallel()
+	script := func(f *scriptedGitea) {
+		f.user("carol").on("GET", "/repos/alice/demo/issues/2", 200, `{"number":2,"pull_request":{"merged":false}}`).
+			on("GET", "/repos/alice/demo/issues/3", 200, `{"number":3}`).on("GET", "/repos/alice/demo/issues/4", 500, `{}`).
+			on("GET", "/repos/alice/demo/issues/comments/7", 200, `{"id":7,"user":{"login":"carol"},"pull_request_url":"http://x/alice/demo/pulls/2"}`).
+			on("POST", "/repos/alice/demo/issues/2/comments", 201, `{}`).on("POST", "/repos/alice/demo/issues/3/comments", 201, `{}`).
+			on("POST", "/repos/alice/demo/pulls/2/reviews", 200, `{}`)
+	}
+	comment := func(index int, text string) map[string]any {
+		return map[string]any{"operation": "issueCreateComment", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": index, "body": map[string]any{"body": text}}}
+	}
+	review := func(body map[string]any) map[string]any {
+		return map[string]any{"operation": "repoCreatePullReview", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 2, "body": body}}
+	}
+	const notClose = "gitea.issue.close is not in the allowed operations of gitea-reviewer; use a profile that allows it, such as gitea-issue-manager"
+	denied := func(op string, sent ...string) liveGot {
+		return liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.close", Sent: sent,
+			Reason: op + " writes into a pull request's thread a text naming an issue, and Gitea closes (or reopens) it after a closing (or reopening) keyword when the pull request is merged; " + notClose + "; or leave the issue out of the text"}
+	}
+	runLiveCases(t, []liveCase{
+		{"a comment on a pull request", "gitea-reviewer", script, "gitea_call_operation", comment(2, "Closes #1"), denied("issueCreateComment", "GET /repos/alice/demo/issues/2")},
+		{"its edit", "gitea-reviewer", script, "gitea_call_operation",
+			map[string]any{"operation": "issueEditComment", "arguments": map[string]any{"owner": "alice", "repo": "demo", "id": 7, "body": map[string]any{"body": "fixes alice/demo#1"}}},
+			denied("issueEditComment", "GET /repos/alice/demo/issues/comments/7", "GET /repos/alice/demo/issues/comments/7")},
+		{"a review's body", "gitea-reviewer", script, "gitea_call_operation", review(map[string]any{"event": "COMMENT", "body": "resolves #1"}), denied("repoCreatePullReview")},
+		{"a review's line comment", "gitea-reviewer", script, "gitea_call_operation",
+			review(map[string]any{"event": "COMMENT", "body": "a line", "comments": []any{map[string]any{"path": "a", "body": "closes http://x/alice/demo/issues/1", "new_position": 1}}}), denied("repoCreatePullReview")},
+		{"a comment on an issue", "gitea-reviewer", script, "gitea_call_operation", comment(3, "Closes #1"), liveGot{Sent: []string{"GET /repos/alice/demo/issues/3", "POST /repos/alice/demo/issues/3/comments"}}},
+		{"unread", "gitea-reviewer", script, "gitea_call_operation", comment(4, "Closes #1"), liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.issue.close",
+			Sent: []string{"GET /repos/alice/demo/issues/4"}, Reason: "cannot read from Gitea whether issueCreateComment writes into a pull request's thread, where a closing keyword before the issue its text names closes it when the pull request is merged; refusing"}},
+		{"naming no issue", "gitea-reviewer", script, "gitea_call_operation", comment(2, "looks right"), liveGot{Sent: []string{"POST /repos/alice/demo/issues/2/comments"}}},
+		{"by a profile that closes", "gitea-issue-manager", script, "gitea_call_operation", comment(2, "Closes #1"), liveGot{Sent: []string{"POST /repos/alice/demo/issues/2/comments"}}},
+	})
+}
