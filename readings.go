@@ -3,7 +3,8 @@ package main
 // The readings of a text (README, "Results", step 3): forms in which Gitea
 // or git writes a text so that a secret in it shows only once it is read
 // another way (textViews: JSON escapes, mail headers, HTML entities, cut hunk
-// headers and diffstat names, quoted paths, Unicode blanks, URL escapes).
+// headers and diffstat names, quoted paths, Unicode blanks, URL escapes,
+// YAML block scalars, base64 values).
 // scrubString (redact.go) delivers a text so read where that shows a secret
 // to redaction or masking; binaryViews (hidden.go) withholds bytes where it
 // does.
@@ -85,10 +86,16 @@ var yamlBlock = regexp.MustCompile(`(?m)^([^\n:#]*[^\s:#][ \t]*:)[ \t]*[|>][1-9]
 // joinYAMLBlocks returns s with the first line of each YAML block scalar
 // joined to its key's line: "password: |-\n    s3cr3t" reads "password: s3cr3t".
 func joinYAMLBlocks(s string) string {
-	if !strings.Contains(s, ": |") && !strings.Contains(s, ": >") {
-		return s
+	for i := strings.IndexByte(s, ':'); i >= 0; i = indexByteFrom(s, ':', i+1) {
+		j := i + 1 // any blanks before the indicator, as yamlBlock reads them
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j < len(s) && (s[j] == '|' || s[j] == '>') {
+			return yamlBlock.ReplaceAllString(s, "$1 ")
+		}
 	}
-	return yamlBlock.ReplaceAllString(s, "$1 ")
+	return s
 }
 
 // minBase64 is the length of the shortest value decodeBase64Values reads: 16

@@ -197,6 +197,7 @@ func TestYAMLBlocks(t *testing.T) {
 		"db:\n  password: |-\n    correct-horse-battery-staple\n  port: 5432\n":  "db:\n  password: [MASKED]\n  port: 5432\n",
 		"token: >2+ # the bot's\n    0123456789abcdef0123456789abcdef01234567\n": "token: [MASKED]\n",
 		"secret: |\r\n  hunter2hunter2\r\n":                                      "secret: [MASKED]\r\n",
+		"api_key:   >-\n  abcd1234efgh5678\n":                                    "api_key: [MASKED]\n", // blanks past one before the indicator
 		"description: |\n  the password rotates monthly\n":                       "description: |\n  the password rotates monthly\n",
 	} {
 		if got := fst(scrubString(in, newRedactor(), true)); got != want {
