@@ -144,7 +144,7 @@ func committedContents(t *testing.T, prefix, path, content, shown string) string
 }
 
 // feedText returns the activity feed of owner/name (compact, or full) once
-// it shows want: Gitea records a push from a queue.
+// it shows want: Gitea records a push or a comment there from a queue.
 func feedText(t *testing.T, c *client, owner, name, want string, full bool) string {
 	t.Helper()
 	var text string
@@ -154,7 +154,7 @@ func feedText(t *testing.T, c *client, owner, name, want string, full bool) stri
 		text = fmt.Sprint(get(res, "data"))
 	}
 	if !strings.Contains(text, want) {
-		t.Fatalf("the feed holds no push of the commit: %.1500s", text)
+		t.Fatalf("the feed holds no %q: %.1500s", want, text)
 	}
 	return text
 }
