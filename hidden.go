@@ -204,7 +204,7 @@ func carrierOf(r rune) *invisibleCarrier {
 // each with the run of backslashes before it (JSON nested more than once);
 // other backslashes stay. Other text (source code) is returned as is.
 func unescapeJSON(s string) string {
-	if t := strings.TrimLeft(s, " \t\r\n"); t == "" || t[0] != '{' && t[0] != '[' || strings.IndexByte(s, '\\') < 0 {
+	if i := skipSpace(s, 0); i == len(s) || s[i] != '{' && s[i] != '[' || strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
 	b := make([]byte, 0, len(s))

@@ -26,6 +26,7 @@ import (
 type textView struct {
 	name    string
 	read    func(string) string
+	bytes   string // a text with none of these bytes reads the same ("": any may not)
 	example string // a secret that shows only so read
 }
 
@@ -34,42 +35,42 @@ var textViews = []textView{{
 	// JSON inside a JSON string (an activity's content: a push's commits)
 	// and JSON returned as text (a file) keep its escapes: a key after \n
 	// is not at a word's start, nor one after \u003c, and \/ is no slash.
-	name: "JSON escapes", read: unescapeJSON,
+	name: "JSON escapes", read: unescapeJSON, bytes: "\\",
 	example: `[{"Sha1":"1","Message":"rotate keys\n\nAKIAIOSFODNN7EXAMPLE\n","AuthorName":"a"}]`,
 }, {
 	// git format-patch writes a .patch's subject and author as mail
 	// headers: folded where long, in RFC 2047 encoded words where not ASCII.
-	name: "mail headers", read: mailHeaders,
+	name: "mail headers", read: mailHeaders, bytes: "\n",
 	example: "From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Authorization: token\n 0123456789abcdef0123456789abcdef01234567 =?UTF-8?q?=C3=A9_GH=3Dghp=5FR2d2C3poLukeLeiaHanSolo0123456789AbCd?=",
 }, {
 	// A commit_ref comment's body is HTML: the first line of the commit
 	// message, escaped (html.EscapeString).
-	name: "HTML entities", read: unescapeHTML,
+	name: "HTML entities", read: unescapeHTML, bytes: "&",
 	example: `<a href="/o/r/commit/1">Refs #1: password=&#34;correct horse battery&#34;</a>`,
 }, {
 	// git writes the line a hunk is in after its header, cut to 80 bytes
 	// without a mark (xdiff's func_line): the cut gets one, for the rules'
 	// cut keys.
-	name: "hunk headers", read: markHunkCuts,
+	name: "hunk headers", read: markHunkCuts, bytes: "@",
 	example: "@@ -11,3 +11,4 @@ export GH_CREDENTIAL_FOR_THE_STAGING_DEPLOYMENT_PIPELINE_JOB_NUMBER=ghp_R2d2C3po\n  step",
 }, {
 	// git writes a path in a diff's headers and a patch's diffstat in C
 	// quotes where it holds a control character: DEL as \177, BEL as \a.
-	name: "quoted paths", read: unquotePaths,
+	name: "quoted paths", read: unquotePaths, bytes: `"`,
 	example: "diff --git \"a/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\" \"b/GH=ghp_R2d2C3po\\177LukeLeiaHanSolo0123456789AbCd\"\n",
 }, {
 	// Blanks other than a space and fullwidth punctuation are not the
 	// separators of an assignment or a header to the rules.
-	name: asciiFormsView, read: asciiForms,
+	name: asciiFormsView, read: asciiForms, bytes: "\xc2\xe2\xe3\xef",
 	example: "staging password\uff1ahunter2hunter2, Authorization:\u00a0token 0123456789abcdef0123456789abcdef01234567",
 }, {
 	// A wiki page's sub_url and html_url hold its title URL-escaped.
-	name: "URL escapes", read: unescapeURL,
+	name: "URL escapes", read: unescapeURL, bytes: "%",
 	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
 }, {
 	// YAML writes a value on the lines after its key, as a block (key: |,
 	// key: >-), as Helm charts' values often hold a password.
-	name: "YAML blocks", read: joinYAMLBlocks,
+	name: "YAML blocks", read: joinYAMLBlocks, bytes: "|>",
 	example: "db:\n  password: |-\n    correct-horse-battery-staple\n",
 }, {
 	// A Kubernetes Secret's data, a Docker config's auth (user:password)
@@ -77,6 +78,30 @@ var textViews = []textView{{
 	name: "base64 values", read: decodeBase64Values,
 	example: "data:\n  credentials: W2RlZmF1bHRdCmF3c19hY2Nlc3Nfa2V5X2lkID0gQUtJQVIyRDJDM1BPTFVLRTAxMjMK\n",
 }}
+
+// viewBytes maps each byte to the textViews (a bit each, by index) whose
+// bytes hold it, and viewsAlways holds those without bytes.
+var viewBytes, viewsAlways = func() (t [256]uint16, always uint16) {
+	for i, v := range textViews {
+		for _, c := range []byte(v.bytes) {
+			t[c] |= 1 << i
+		}
+		if v.bytes == "" {
+			always |= 1 << i
+		}
+	}
+	return t, always
+}()
+
+// readsOf returns the textViews (a bit each) that may read s differently:
+// those with bytes that s holds one of, and those without bytes.
+func readsOf(s string) uint16 {
+	in := viewsAlways
+	for i := 0; i < len(s); i++ {
+		in |= viewBytes[s[i]]
+	}
+	return in
+}
 
 // yamlBlock matches a YAML key whose value is a block scalar (|, >, with a
 // chomping and an indentation indicator, and a comment), up to the
@@ -128,8 +153,8 @@ func decodeBase64In(s string, depth int) string {
 		return s
 	}
 	var spans [][2]int
-	if t := strings.TrimRight(s, " \t\r\n"); base64End(t, 0) == len(t) && strings.Trim(t, "0123456789abcdef") != "" { // a whole value, not a commit id
-		spans = append(spans, [2]int{0, len(t)})
+	if k := base64End(s, 0); k > 0 && skipSpace(s, k) == len(s) && strings.Trim(s[:k], "0123456789abcdef") != "" { // a whole value, not a commit id
+		spans = append(spans, [2]int{0, k})
 	}
 	seps := ":="
 	if decodesBase64(s) {

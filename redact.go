@@ -636,15 +636,20 @@ func maskString(s string) (string, []string) {
 func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	s, hidden := stripHidden(s)
 	s, rules := redactMask(s, r, mask)
+	reads := readsOf(s)             // the readings that may change s
 	take := func(d string, n int) { // d, another reading of s with n hidden characters removed, where it shows a secret
 		if out, more := redactMask(d, r, mask); out != d {
 			s, rules, hidden = out, slices.Compact(slices.Sorted(slices.Values(append(rules, more...)))), hidden+n
+			reads = readsOf(s)
 		}
 	}
 	if e, n := stripEscapedHidden(s); n > 0 {
 		take(e, n)
 	}
-	for _, v := range textViews { // each on what the last left: a secret in one may hide another in the next
+	for i, v := range textViews { // each on what the last left: a secret in one may hide another in the next
+		if reads&(1<<i) == 0 {
+			continue
+		}
 		if d := v.read(s); d != s {
 			take(stripHidden(d))
 		}

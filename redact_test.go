@@ -147,6 +147,9 @@ func TestScrubString(t *testing.T) {
 		// A secret masked before the escapes go stays masked, though their removal joins it to the next word.
 		{`AKIAIOSFODNN7EXAMPLE\u200bX and ghp_0123456789\u0000abcdefghijABCDEFGHIJklmnop`, true, "AKIA[MASKED]X and ghp_[MASKED]", []string{"aws_access_key_id", "github"}, 2},
 		{`use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, true, `use "\u200b" for a zero-width space; to\u0041k1 \ud800 \\`, nil, 0},
+		// A reading that shows a secret is read on by the readings after it, with the bytes it gave: the URL escape
+		// here is one once the JSON escapes are read.
+		{`["\u0041KIAIOSFODNN7EXAMPLE","staging-password\u00253A-hunter2hunter2"]`, true, `["AKIA[MASKED]","staging-password:[MASKED]"]`, []string{"aws_access_key_id", "generic_secret"}, 0},
 		// Mail headers (a .patch's subject and author) folded or in RFC 2047 encoded words are unfolded and decoded
 		// where that shows a secret, their hidden characters removed; others are kept.
 		{"From 1\nSubject: [PATCH] =?UTF-8?q?D=C3=A9ploiement:=20GH=3Dghp=5F0123456789abcdefghij?=\n =?UTF-8?q?ABCDEFGHIJklmnop=20to=E2=80=8Bk1?=\n\nbody",
@@ -221,6 +224,34 @@ func TestTextViews(t *testing.T) {
 	if b := sc.binary([]byte("staging password\uff1ahunter2hunter2\xff")); b != nil {
 		t.Errorf("binary bytes with a fullwidth colon delivered: %q", b)
 	}
+}
+
+// FuzzViewBytes checks readsOf's premise, each reading's bytes: a text that
+// holds none of them reads the same. The seeds are the examples, each
+// without its reading's bytes and with them.
+func FuzzViewBytes(f *testing.F) {
+	if len(textViews) > 16 {
+		f.Fatalf("%d readings: readsOf has a bit for 16", len(textViews))
+	}
+	for _, s := range []string{"password: >-\n  hunter2hunter2", "&#39;", "a%3Ab", "\"a/x\177\"", "x\u00a0y", "[\"\\n\"]"} {
+		f.Add(s)
+	}
+	for _, v := range textViews {
+		f.Add(v.example)
+		f.Add(strings.Map(func(r rune) rune {
+			if strings.ContainsRune(v.bytes, r) {
+				return ' '
+			}
+			return r
+		}, v.example))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for i, v := range textViews {
+			if readsOf(s)&(1<<i) == 0 && v.read(s) != s {
+				t.Errorf("%s: %q reads %q, though readsOf skips it", v.name, s, v.read(s))
+			}
+		}
+	})
 }
 
 func TestParseSecretMode(t *testing.T) {

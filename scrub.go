@@ -762,7 +762,7 @@ func decodeStringJSON(b []byte) (string, error) {
 }
 
 // skipSpace returns the offset of the first non-space byte at or after i.
-func skipSpace(b []byte, i int) int {
+func skipSpace[T string | []byte](b T, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
