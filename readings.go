@@ -94,11 +94,22 @@ var viewBytes, viewsAlways = func() (t [256]uint16, always uint16) {
 }()
 
 // readsOf returns the textViews (a bit each) that may read s differently:
-// those with bytes that s holds one of, and those without bytes.
+// those with bytes that s holds one of, and those without bytes. A short
+// text is read byte by byte, a long one searched for each byte, faster.
 func readsOf(s string) uint16 {
 	in := viewsAlways
-	for i := 0; i < len(s); i++ {
-		in |= viewBytes[s[i]]
+	if len(s) < 256 {
+		for i := 0; i < len(s); i++ {
+			in |= viewBytes[s[i]]
+		}
+		return in
+	}
+	for i, v := range textViews {
+		for j := 0; in&(1<<i) == 0 && j < len(v.bytes); j++ {
+			if strings.IndexByte(s, v.bytes[j]) >= 0 {
+				in |= 1 << i
+			}
+		}
 	}
 	return in
 }
