@@ -44,6 +44,8 @@ import (
 //   - a text naming an issue written into a pull request's thread (a
 //     comment, a review) needs gitea.issue.close: the merge closes it after a
 //     closing keyword (threadCloses).
+//   - a contents write naming a branch with a blank at either end is
+//     refused: Gitea writes to the branch without it.
 //
 // Under repositories, each of these must lie within them: the head
 // repository, which the path does not name (and the one allow_maintainer_edit
@@ -61,6 +63,15 @@ import (
 // visibility reaches.
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	body, _ := args["body"].(map[string]any)
+	for _, field := range []string{"branch", "new_branch"} {
+		// Gitea pushes a contents write to the branch as strings.TrimSpace
+		// leaves its name (services/repository/files/temp_repo.go Push), which
+		// trims Unicode blanks GitRefName lets through: "main\u00a0" names no
+		// branch Gitea finds, so the write lands on main, unjudged.
+		if s, _ := body[field].(string); slices.Contains(contentsOps, op.ID) && s != strings.TrimSpace(s) {
+			return "", fmt.Sprintf("%s %q begins or ends with a blank, which Gitea trims when it pushes the commit (services/repository/files/temp_repo.go Push): it would write to %q, not to the branch named; name the branch without it", field, s, strings.TrimSpace(s))
+		}
+	}
 	if op.ID == "repoMigrate" && p.repoPats != nil {
 		for _, field := range []string{"clone_addr", "lfs_endpoint"} {
 			src, _ := body[field].(string)
