@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestE2ERedteam24TrimmedBranch: found by the red team. A contents write
@@ -36,5 +40,49 @@ func TestE2ERedteam24TrimmedBranch(t *testing.T) {
 		if !isErr || !strings.Contains(str(get(res, "error.message")), "begins or ends with a blank") {
 			t.Errorf("repoCreateFile %q under gitea-author: %v; want it refused for the blank", body, res)
 		}
+	}
+}
+
+// TestE2ERedteam24ForkPushUpdatesParentPull: found by the red team. Under
+// repositories, deleting or renaming a fork's branch that heads an open pull
+// request of a parent outside them is refused (Gitea closes or renames it
+// there), but a push to that branch was not judged: Gitea then updates the
+// parent's pull request (services/pull/pull.go AddTestPullRequestTask: it
+// pushes the new head to the parent's refs/pull/N/head, writes a comment
+// of the pushed commits there and marks its reviews stale), so what alice's
+// repository would merge changes. Before the fix bob, under a profile of
+// his fork alone, put a file into alice's pull request !N through
+// repoCreateFile on his fork's branch.
+func TestE2ERedteam24ForkPushUpdatesParentPull(t *testing.T) {
+	g := needGitea(t)
+	upstream, _ := scratchRepo(t, g, "rt24up", false)
+	_, upName, _ := strings.Cut(upstream, "/")
+	forkName := upName + "-fork"
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+upstream+"/forks", map[string]any{"name": forkName}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/bob/"+forkName, nil) })
+	s.call("bob", "POST", "/repos/bob/"+forkName+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic",
+		"files": []map[string]string{{"operation": "create", "path": "topic.txt", "content": base64.StdEncoding.EncodeToString([]byte("topic\n"))}}}, http.StatusCreated, nil)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+upstream+"/pulls", map[string]string{"head": "bob/" + forkName + ":topic", "base": "main", "title": "topic"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"fork-author","allowed_operations":["gitea.read","gitea.repo.commit","gitea.branch.create","gitea.branch.push"],
+		"repositories":["bob/`+forkName+`"]}]}`), 0o600)
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=fork-author", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoCreateFile")
+	res, isErr := c.callTool("repoCreateFile", map[string]any{"owner": "bob", "repo": forkName, "filepath": "pushed.txt",
+		"body": map[string]any{"branch": "topic", "message": "pushed", "content": base64.StdEncoding.EncodeToString([]byte("pushed\n"))}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("%s!%d", upstream, pr.Number)) {
+		t.Errorf("repoCreateFile on bob/%s:topic, the head of %s!%d, under fork-author: %v; want it refused", forkName, upstream, pr.Number, res)
+	}
+	// Gitea updates the pull request from a queue: a write sent is waited for.
+	var files []struct{ Filename string }
+	for deadline := time.Now().Add(5 * time.Second); s.err == nil && (len(files) == 0 || !isErr && len(files) == 1 && time.Now().Before(deadline)); time.Sleep(100 * time.Millisecond) {
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d/files", upstream, pr.Number), nil, http.StatusOK, &files)
+	}
+	if len(files) != 1 || s.err != nil {
+		t.Errorf("the files of %s!%d after the write: %v (%v); want topic.txt alone", upstream, pr.Number, files, s.err)
 	}
 }

@@ -58,8 +58,9 @@ import (
 // caller's running stopwatch, which starting another stops; a deleted
 // issue's dependency links; a deleted fork's
 // parent, whose pull requests the deletion closes; the owner an accepted
-// transfer moves the repository to; a fork's parent where a deleted or
-// renamed branch heads an open pull request; every fork that a changed
+// transfer moves the repository to; a fork's parent where a deleted,
+// renamed or pushed-to branch (a contents write's, repoUpdateBranch's, a
+// merge's base) heads an open pull request; every fork that a changed
 // visibility reaches.
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	body, _ := args["body"].(map[string]any)
@@ -158,27 +159,6 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 		if r.Transfer != nil && !p.allowsRepo(r.Transfer.Recipient.Login, params["repo"]) {
 			return "", fmt.Sprintf("acceptRepoTransfer transfers %q to %q, outside the repositories of %s", repo, r.Transfer.Recipient.Login+"/"+params["repo"], p.Name)
-		}
-	}
-	if (op.ID == "repoDeleteBranch" || op.ID == "repoRenameBranch") && p.repoPats != nil {
-		// Gitea closes the open pull requests a deleted branch heads, a fork's
-		// in its parent too; a renamed one renames their head.
-		doing, does := "deleting", "closes"
-		if op.ID == "repoRenameBranch" {
-			doing, does = "renaming", "retargets"
-		}
-		if !readRepo() {
-			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests %s it %s; refusing", repo, doing, does)
-		}
-		if r.Parent != nil {
-			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
-				switch n, _, ok := x.openPullsOn(ctx, r.Parent.FullName, repo, params["branch"]); {
-				case !ok:
-					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", r.Parent.FullName, repo, params["branch"], doing, does)
-				case n != 0:
-					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, params["branch"], repo, does, r.Parent.FullName, n, p.Name)
-				}
-			}
 		}
 	}
 	if op.ID == "repoDeleteBranch" && !(p.grants("gitea.pr.close") && p.grants("gitea.pr.create") && p.grants("gitea.repo.admin")) {
@@ -404,6 +384,38 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			if slices.ContainsFunc(me.written(), namesIssue) {
 				_, why := p.allows("gitea.issue.close")
 				return "gitea.issue.close", fmt.Sprintf("%s: signoff: true writes your full name %q into the commit's message as a Signed-off-by line, and Gitea closes the issues it names after a closing keyword as it does the message's; %s", op.ID, me.FullName, why)
+			}
+		}
+	}
+	at, doing, does := params["branch"], "deleting", "closes" // the branch whose pull requests in the parent a write reaches
+	switch {
+	case op.ID == "repoRenameBranch":
+		doing, does = "renaming", "retargets"
+	case op.ID == "repoMergePullRequest":
+		at, doing, does = pr.Base.Ref, "pushing to", "updates"
+	case slices.Contains(contentsOps, op.ID) || op.ID == "repoUpdateBranch":
+		at, _ = landingBranch(op.ID, args, params)
+		doing, does = "pushing to", "updates"
+	case op.ID != "repoDeleteBranch":
+		doing = ""
+	}
+	if doing != "" && p.repoPats != nil {
+		// Gitea closes the open pull requests a deleted branch heads, a fork's
+		// in its parent too; a renamed one renames their head; a push updates
+		// them: it pushes their head to the parent, comments the commits
+		// pushed there and marks their reviews stale (services/pull/pull.go
+		// AddTestPullRequestTask).
+		if !readRepo() {
+			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests %s it %s; refusing", repo, doing, does)
+		}
+		if at = cmp.Or(at, r.DefaultBranch); r.Parent != nil {
+			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+				switch n, _, ok := x.openPullsOn(ctx, r.Parent.FullName, repo, at); {
+				case !ok:
+					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", r.Parent.FullName, repo, at, doing, does)
+				case n != 0:
+					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, at, repo, does, r.Parent.FullName, n, p.Name)
+				}
 			}
 		}
 	}

@@ -1210,7 +1210,7 @@ func TestMergeCommitMessages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newScriptedGitea(t).user("carol").json(prPath, fakePR("bob", "open", headSHA, true)).
+			f := newScriptedGitea(t).user("carol").json(prPath, fakePR("bob", "open", headSHA, true)).json(repoPath, map[string]any{"default_branch": "main"}).
 				answer("GET", commits, tc.pages...).on("POST", prPath+"/merge", 200)
 			out, reason, merged := demoMerge(t, f, config, "merge")
 			if merged != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
