@@ -199,12 +199,17 @@ func carrierOf(r rune) *invisibleCarrier {
 }
 
 // unescapeJSON returns s, if it is JSON text (an object or a list: JSON
-// inside a JSON string, a file of JSON), with its string escapes decoded: \n,
-// \t, \/, \" and the others, and \u0067 (a surrogate pair as one character),
-// each with the run of backslashes before it (JSON nested more than once);
-// other backslashes stay. Other text (source code) is returned as is.
+// inside a JSON string, a file of JSON) or a diff (one of a file of JSON: git
+// writes its lines after '+', '-' or a space, under hunk headers), with its
+// string escapes decoded: \n, \t, \/, \" and the others, and \u0067 (a
+// surrogate pair as one character), each with the run of backslashes before
+// it (JSON nested more than once); other backslashes stay. Other text
+// (source code) is returned as is.
 func unescapeJSON(s string) string {
-	if i := skipSpace(s, 0); i == len(s) || s[i] != '{' && s[i] != '[' || strings.IndexByte(s, '\\') < 0 {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	if i := skipSpace(s, 0); i == len(s) || s[i] != '{' && s[i] != '[' && !strings.HasPrefix(s[i:], "@@ -") && !strings.Contains(s[i:], "\n@@ -") {
 		return s
 	}
 	b := make([]byte, 0, len(s))

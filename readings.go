@@ -69,7 +69,8 @@ var textViews = []textView{{
 	example: "/o/r/wiki/staging-password%3A-hunter2hunter2",
 }, {
 	// YAML writes a value on the lines after its key, as a block (key: |,
-	// key: >-), as Helm charts' values often hold a password.
+	// key: >-), as Helm charts' values often hold a password; a diff of the
+	// file writes each line after '+', '-' or a space.
 	name: "YAML blocks", read: joinYAMLBlocks, bytes: "|>",
 	example: "db:\n  password: |-\n    correct-horse-battery-staple\n",
 }, {
@@ -116,11 +117,26 @@ func readsOf(s string) uint16 {
 
 // yamlBlock matches a YAML key whose value is a block scalar (|, >, with a
 // chomping and an indentation indicator, and a comment), up to the
-// indentation of the block's first line.
-var yamlBlock = regexp.MustCompile(`(?m)^([^\n:#]*[^\s:#][ \t]*:)[ \t]*[|>][1-9]?[+-]?[1-9]?[ \t]*(?:#[^\n]*)?\r?\n[ \t]+`)
+// indentation of the block's first line. In a diff, git writes each line
+// after '+', '-' or a space: the first line of a removed key's block (group
+// 1) is the next removed one, past added lines; of any other key's (group 2),
+// the next added one, past removed lines. yamlRemoved matches, in a diff,
+// the key of a line of both sides (group 1) and its indicator (2), the added
+// lines after it (3) and the block's first removed line (4, its text 5).
+var yamlBlock, yamlRemoved = regexp.MustCompile(`(?m)^(?:(-` + yamlKey + `)[ \t]*` + yamlIndicator + `(?:\r?\n\+[^\n]*)*\r?\n-?|` +
+	`((?:[^\n:#-][^\n:#]*[^\s:#]|[^\s:#-])[ \t]*:)[ \t]*` + yamlIndicator + `(?:\r?\n-[^\n]*)*\r?\n\+?)[ \t]+`),
+	regexp.MustCompile(`(?m)^((?:[^\n:#+-][^\n:#]*[^\s:#]|[^\s:#+-])[ \t]*:)([ \t]*` + yamlIndicator + `)((?:\r?\n\+[^\n]*)*)(\r?\n)-[ \t]+([^\r\n]*)`)
+
+// yamlKey is a YAML key up to its ':', yamlIndicator a block scalar's
+// indicator after it, to the end of the line.
+const yamlKey, yamlIndicator = `[^\n:#]*[^\s:#][ \t]*:`, `[|>][1-9]?[+-]?[1-9]?[ \t]*(?:#[^\n]*)?`
 
 // joinYAMLBlocks returns s with the first line of each YAML block scalar
 // joined to its key's line: "password: |-\n    s3cr3t" reads "password: s3cr3t".
+// git writes a file's lines in a diff after '+', '-' or a space: a block's
+// first removed line is read on a copy of its key's line, and the first added
+// one on the key's line ("  password: |-\n-    old\n+    new" reads
+// "  password: old\n  password: new").
 func joinYAMLBlocks(s string) string {
 	for i := strings.IndexByte(s, ':'); i >= 0; i = indexByteFrom(s, ':', i+1) {
 		j := i + 1 // any blanks before the indicator, as yamlBlock reads them
@@ -128,7 +144,10 @@ func joinYAMLBlocks(s string) string {
 			j++
 		}
 		if j < len(s) && (s[j] == '|' || s[j] == '>') {
-			return yamlBlock.ReplaceAllString(s, "$1 ")
+			if strings.Contains(s, "\n-") {
+				s = yamlRemoved.ReplaceAllString(s, "$1 $5$4$1$2$3")
+			}
+			return yamlBlock.ReplaceAllString(s, "$1$2 ")
 		}
 	}
 	return s

@@ -1,0 +1,27 @@
+package main
+
+import "testing"
+
+// TestDiffReadings: the readings of a file's text are made of a diff of it
+// too (TestE2ERedteam25DiffReadings): a YAML block scalar's first line, after
+// '+', '-' or a space, is read on its key's line, of each side (the first
+// removed line on a copy of a key both sides keep), and a diff's JSON with
+// its escapes decoded; a diff without a secret so read is delivered as it is.
+func TestDiffReadings(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"@@ -1,2 +1,4 @@\n db:\n+  password: |-\n+    correct-horse-battery-staple\n":                                           "@@ -1,2 +1,4 @@\n db:\n+  password: [MASKED]\n",
+		"@@ -2,4 +2,4 @@ db:\n   password: |-\n-    Tr0ub4dor-and-3-staging\n+    Corr3ct-horse-battery-prod\n   port: 5432\n":  "@@ -2,4 +2,4 @@ db:\n   password: [MASKED]\n   password: [MASKED]\n   port: 5432\n",
+		"@@ -2,3 +2,3 @@ db:\n   password: |-\n-    the old one is revoked\n+    Corr3ct-horse-battery-prod\n":                  "@@ -2,3 +2,3 @@ db:\n   password: the old one is revoked\n   password: [MASKED]\n",
+		"@@ -2,4 +2,4 @@ db:\n-  password: |-\n-    Tr0ub4dor-and-3-staging\n+  password: >\n+    Corr3ct-horse-battery-prod\n": "@@ -2,4 +2,4 @@ db:\n-  password: [MASKED]\n+  password: [MASKED]\n",
+		"@@ -1,2 +1,2 @@\n   description: |\n-    the password rotates monthly\n+    the password rotates weekly\n":             "@@ -1,2 +1,2 @@\n   description: |\n-    the password rotates monthly\n+    the password rotates weekly\n",
+		"- name: db\n  password: |\n    hunter2hunter2\n- password: >-\n    correct-horse-battery\n":                            "- name: db\n  password: [MASKED]\n- password: [MASKED]\n",
+		"@@ -0,0 +1 @@\n+{\"rotated\": \"the new key:\\nAKIAR2D2C3POLUKE0123\"}\n":                                              "@@ -0,0 +1 @@\n+{\"rotated\": \"the new key:\nAKIA[MASKED]\"}\n",
+		"diff --git a/n.json b/n.json\n--- a/n.json\n+++ b/n.json\n@@ -1 +1 @@\n-{\"k\": \"x\\nAKIAR2D2C3POLUKE0123\"}\n":       "diff --git a/n.json b/n.json\n--- a/n.json\n+++ b/n.json\n@@ -1 +1 @@\n-{\"k\": \"x\nAKIA[MASKED]\"}\n",
+		"@@ -0,0 +1 @@\n+printf(\"done\\n\");\n":                                                                                "@@ -0,0 +1 @@\n+printf(\"done\\n\");\n",
+	} {
+		if got := fst(scrubString(in, newRedactor(), true)); got != want {
+			t.Errorf("scrubString(%q)\n = %q,\nwant %q", in, got, want)
+		}
+	}
+}
