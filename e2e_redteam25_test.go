@@ -61,3 +61,45 @@ func TestE2ERedteam25DiffReadings(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam25SignedURL: found by the red team. An address signed with
+// sig= in its query is its own credential: a Teams channel's incoming
+// webhook is now a Power Automate workflow's address (Microsoft retired the
+// webhook.office.com connectors), whose sig lets anyone post to the
+// channel, an Azure storage link's SAS sig lets anyone read the blob, and
+// Gitea's own artifact link (routers/api/v1/repo/action.go, ?sig=...&expires=)
+// lets anyone download it. Gitea lists the first in a hook's config.url
+// (repoListHooks) and keeps the others where they are written (a commit
+// status's target_url and description); before the fix each reached the
+// model whole.
+func TestE2ERedteam25SignedURL(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt25sig", false)
+	s := &giteaSetup{g: g}
+	const teamsSig, sasSig = "Xq3vN8pL2mR7tY1wK9eH4sD6fG0jZ5cB-AuIoPxVnMl", "r2d2C3poLukeLeia%2BHanSolo0123%3D"
+	teams := "https://default0a1b2c3d4e5f60718293a4b5c6d7e8.f9.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/8f4c2a1b9d7e4f3a8b6c5d4e3f2a1b0c/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=" + teamsSig
+	sas := "https://ci0123.blob.core.windows.net/logs/build-41.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31T00:00:00Z&sig=" + sasSig
+	s.call("alice", "POST", "/repos/"+repo+"/hooks", map[string]any{"type": "msteams", "active": true, "events": []string{"push"},
+		"config": map[string]string{"url": teams, "content_type": "json"}}, http.StatusCreated, nil)
+	var branch struct{ Commit struct{ ID string } }
+	s.call("alice", "GET", "/repos/"+repo+"/branches/main", nil, http.StatusOK, &branch)
+	s.call("bob", "POST", "/repos/"+repo+"/statuses/"+branch.Commit.ID, map[string]string{"state": "failure", "context": "ci/build",
+		"target_url": sas, "description": "the log: " + sas}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	for _, tc := range []struct{ login, profile, path, sig string }{
+		{"alice", "gitea-owner", "/repos/" + repo + "/hooks", teamsSig},
+		{"carol", "gitea-reviewer", "/repos/" + repo + "/statuses/" + branch.Commit.ID, sasSig},
+	} {
+		c := e2eClient(t, g, tc.login, "GITEA_MCP_PROFILE="+tc.profile)
+		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": tc.path})
+		text := str(get(res, "data"))
+		if !strings.Contains(text, "sig=") {
+			t.Fatalf("%s: %v", tc.path, res)
+		}
+		if strings.Contains(text, tc.sig[:12]) {
+			t.Errorf("%s holds the signature %q: %.1000s", tc.path, tc.sig, text)
+		}
+	}
+}

@@ -293,6 +293,20 @@ var secretRules = []secretRule{{
 	},
 	keep: []string{"see https://discord.com/api/webhooks for the docs", "https://api.telegram.org/bot<token>/getMe", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=KEY"},
 }, {
+	// An address signed in its query is its credential: a Power Automate
+	// or Logic Apps workflow's (a Teams channel's webhook since Microsoft
+	// retired the webhook.office.com connectors), an Azure SAS link's, and
+	// Gitea's link to an artifact (routers/api/v1/repo/action.go, ?sig=).
+	name: "url_signature",
+	lits: []string{"sig="},
+	re:   regexp.MustCompile(`\bsig=([A-Za-z0-9%_+/=-]{16,})`),
+	mask: []string{
+		"https://prod-27.westeurope.logic.azure.com:443/workflows/8f4c2a1b/triggers/manual/paths/invoke?api-version=2016-06-01&sv=1.0&sig=Xq3vN8pL2mR7tY1wK9eH4sD6fG0jZ5cB",
+		"https://acct.blob.core.windows.net/c/f.zip?sv=2022-11-02&sp=r&sig=r2d2C3poLukeLeia%2BHanSolo0123%3D",
+		"/api/v1/repos/o/r/actions/artifacts/3/zip/raw?sig=0bWm3rWw8EnV3lcVd8yJvYxOZB4nUUg2kPDT7aCN0dc&expires=1796428800",
+	},
+	keep: []string{"sig=short", "design=the-flat-and-simple-layout", "see the sig= parameter"},
+}, {
 	name: "stripe",
 	lits: []string{"sk_live_", "rk_live_", "sk_test_", "rk_test_"},
 	re:   regexp.MustCompile(`\b[rs]k_(?:live|test)_([A-Za-z0-9]{10,})`),

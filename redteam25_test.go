@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestDiffReadings: the readings of a file's text are made of a diff of it
 // too (TestE2ERedteam25DiffReadings): a YAML block scalar's first line, after
@@ -23,5 +26,22 @@ func TestDiffReadings(t *testing.T) {
 		if got := fst(scrubString(in, newRedactor(), true)); got != want {
 			t.Errorf("scrubString(%q)\n = %q,\nwant %q", in, got, want)
 		}
+	}
+}
+
+// TestSignedURLMasked: an address's sig= is masked where Gitea lists it (a
+// hook's config.url, a commit status's description;
+// TestE2ERedteam25SignedURL), its address and other parameters kept.
+func TestSignedURLMasked(t *testing.T) {
+	t.Parallel()
+	teams := "https://x.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/8f4c/triggers/manual/paths/invoke?api-version=1&sv=1.0&sig="
+	sas := "https://ci0123.blob.core.windows.net/logs/41.txt?sv=2022-11-02&sp=r&sig="
+	in := `[{"id":1,"type":"msteams","config":{"content_type":"json","url":"` + teams + `Xq3vN8pL2mR7tY1wK9eH4sD6fG0jZ5cB-AuIoPxVnMl"}},` +
+		`{"id":2,"status":"failure","description":"the log: ` + sas + `r2d2C3poLukeLeia%2BHanSolo0123%3D&se=2026"}]`
+	want := `[{"id":1,"type":"msteams","config":{"content_type":"json","url":"` + teams + `[MASKED]"}},` +
+		`{"id":2,"status":"failure","description":"the log: ` + sas + `[MASKED]&se=2026"}]`
+	sc := &scrubber{red: newRedactor(), mask: true, maxBinary: 1 << 20}
+	if out, _, _, ok := sc.json([]byte(in), 100, 1<<20); !ok || string(out) != want || !slices.Contains(sc.rules, "url_signature") {
+		t.Errorf("scrubbed:\n%s\nwant\n%s (rules %q)", out, want, sc.rules)
 	}
 }

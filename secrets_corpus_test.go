@@ -134,6 +134,15 @@ var secretCorpus = []corpusKey{
 		body := hex.EncodeToString(g.bytes(20)) // a Gitea token as the user name, x-oauth-basic its password
 		return "https://" + body + ":x-oauth-basic@git.example.com/o/r.git", body
 	}},
+	{"URL credentials", "url_signature", "the Teams channel's hook is %s now", func(g *keyGen) (string, string) {
+		body := g.s(base64ID, 43) // a Power Automate workflow's address, signed
+		return "https://prod-27.westeurope.logic.azure.com:443/workflows/" + hex.EncodeToString(g.bytes(16)) +
+			"/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=" + body, body
+	}},
+	{"URL credentials", "url_signature", "the build log: %s", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 30) + "%2B" + g.s(alnum, 10) + "%3D" // an Azure SAS, URL-escaped base64
+		return "https://ci.blob.core.windows.net/logs/41.txt?sv=2022-11-02&sp=r&se=2026-12-31T00%3A00%3A00Z&sig=" + body, body
+	}},
 	{".netrc entries", "netrc", "# ~/.netrc\n%s\n", func(g *keyGen) (string, string) {
 		body := hex.EncodeToString(g.bytes(20))
 		return "machine git.example.com\n  login ci\n  password " + body, body
