@@ -103,3 +103,35 @@ func TestE2ERedteam25SignedURL(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam25ChatHookOnOwnHost: found by the red team. A Mattermost
+// or Rocket.Chat incoming webhook takes a Slack hook's payload, so a Gitea
+// slack hook posts to it, at the chat's own host: the address's hook id
+// (Mattermost) or token (Rocket.Chat) is the credential, and Gitea lists it
+// in the hook's config.url (repoListHooks). Before the fix both reached the
+// model whole, as the chat_webhook rule knew only the chat services' own
+// hosts.
+func TestE2ERedteam25ChatHookOnOwnHost(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt25chat", false)
+	s := &giteaSetup{g: g}
+	const mmID, rcToken = "bywsw8zt5jgpte3nm65qjiru6h", "vC2GLQQ8ixg6cDvDe4D3ChmsJ5zZ7dhGfmEqtW8GKaPEzNDt"
+	for _, url := range []string{"https://chat.example.com/hooks/" + mmID, "https://rocket.example.com/hooks/5c7hHjLfdyiSRSKXZ/" + rcToken} {
+		s.call("alice", "POST", "/repos/"+repo+"/hooks", map[string]any{"type": "slack", "active": true, "events": []string{"push"},
+			"config": map[string]string{"url": url, "content_type": "json", "channel": "#builds"}}, http.StatusCreated, nil)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "alice", "GITEA_MCP_PROFILE=gitea-owner")
+	res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/hooks"})
+	text := str(get(res, "data"))
+	if !strings.Contains(text, "chat.example.com/hooks/") || !strings.Contains(text, "rocket.example.com/hooks/") {
+		t.Fatalf("the hooks: %v", res)
+	}
+	for _, secret := range []string{mmID, rcToken} {
+		if strings.Contains(text, secret[:12]) {
+			t.Errorf("the hooks hold %q: %.1000s", secret, text)
+		}
+	}
+}

@@ -279,19 +279,24 @@ var secretRules = []secretRule{{
 	// The address of a chat webhook of Gitea's hook types holds its
 	// credential (a repository's hooks list it in config.url): a Discord
 	// webhook's token, a Telegram bot token, a Feishu (Lark), WeChat Work or
-	// Teams hook key.
+	// Teams hook key; and, at an address of its own host, a Mattermost hook's
+	// id or a Rocket.Chat hook's token, which take a slack hook's payload.
 	name: "chat_webhook",
-	lits: []string{"discord.com/api/", "discordapp.com/api/", "api.telegram.org/bot", "open-apis/bot/v2/hook/", "qyapi.weixin.qq.com/", "webhook.office.com/"},
+	lits: []string{"discord.com/api/", "discordapp.com/api/", "api.telegram.org/bot", "open-apis/bot/v2/hook/", "qyapi.weixin.qq.com/", "webhook.office.com/", "/hooks/"},
 	re: regexp.MustCompile(`discord(?:app)?\.com/api/(?:v[0-9]+/)?webhooks/[0-9]+/([A-Za-z0-9_-]{20,})|api\.telegram\.org/bot([0-9]+:[A-Za-z0-9_-]{30,})|` +
-		`open-apis/bot/v2/hook/([A-Za-z0-9-]{16,})|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=([A-Za-z0-9-]{16,})|webhook\.office\.com/webhookb2/([A-Za-z0-9@/_-]{20,})`),
+		`open-apis/bot/v2/hook/([A-Za-z0-9-]{16,})|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=([A-Za-z0-9-]{16,})|webhook\.office\.com/webhookb2/([A-Za-z0-9@/_-]{20,})|` +
+		`/hooks/(?:([a-z0-9]{26})|[A-Za-z0-9]{17}/([A-Za-z0-9]{24,}))\b`),
 	mask: []string{
 		"https://discord.com/api/webhooks/1234567890123456789/Xq3vN8pL2mR7tY1wK9eH4sD6fG0jZ5cB-AuIoPxVnMlKjHgFdSa_QwErTyUiOp1234567",
 		"https://api.telegram.org/bot7012345678:AAHd9sKq3LmN8pR2tV5wX7yZ1bC4eF6gH0j/sendMessage?chat_id=-100123",
 		"https://open.feishu.cn/open-apis/bot/v2/hook/5f0c7a2e-8b1d-4c3f-9e6a-2d7b1c0e9f84",
 		"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7b2c-4bc4-97a0-0ec2d1fa5aaa",
 		"https://contoso.webhook.office.com/webhookb2/7b3c1d2e-0f4a-4b5c-8d6e-1f2a3b4c5d6e@9c8b7a6f-5e4d-4c3b-2a1f-0e9d8c7b6a5f/IncomingWebhook/4f1e2d3c4b5a69788796a5b4c3d2e1f0/6e5d4c3b",
+		"https://chat.example.com/hooks/bywsw8zt5jgpte3nm65qjiru6h",
+		"https://rocket.example.com/hooks/5c7hHjLfdyiSRSKXZ/vC2GLQQ8ixg6cDvDe4D3ChmsJ5zZ7dhGfmEqtW8GKaPEzNDt",
 	},
-	keep: []string{"see https://discord.com/api/webhooks for the docs", "https://api.telegram.org/bot<token>/getMe", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=KEY"},
+	keep: []string{"see https://discord.com/api/webhooks for the docs", "https://api.telegram.org/bot<token>/getMe", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=KEY",
+		"/alice/demo/settings/hooks/3", "https://api.github.com/repos/o/r/hooks/12345678", ".git/hooks/pre-commit.sample"},
 }, {
 	// An address signed in its query is its credential: a Power Automate
 	// or Logic Apps workflow's (a Teams channel's webhook since Microsoft

@@ -45,3 +45,21 @@ func TestSignedURLMasked(t *testing.T) {
 		t.Errorf("scrubbed:\n%s\nwant\n%s (rules %q)", out, want, sc.rules)
 	}
 }
+
+// TestChatHookOnOwnHostMasked: a Mattermost hook's id and a Rocket.Chat
+// hook's token are masked in a slack hook's config.url
+// (TestE2ERedteam25ChatHookOnOwnHost); Gitea's and GitHub's hook pages and
+// git's hooks directory are left.
+func TestChatHookOnOwnHostMasked(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"type":"slack","config":{"url":"https://chat.example.com/hooks/bywsw8zt5jgpte3nm65qjiru6h","channel":"#b"}}`:                            `{"type":"slack","config":{"url":"https://chat.example.com/hooks/[MASKED]","channel":"#b"}}`,
+		`{"type":"slack","config":{"url":"https://rocket.example.com/hooks/5c7hHjLfdyiSRSKXZ/vC2GLQQ8ixg6cDvDe4D3ChmsJ5zZ7dhGfmEqtW8GKaPEzNDt"}}`: `{"type":"slack","config":{"url":"https://rocket.example.com/hooks/5c7hHjLfdyiSRSKXZ/[MASKED]"}}`,
+		`{"url":"/alice/demo/settings/hooks/3","note":"see .git/hooks/pre-commit.sample"}`:                                                        `{"url":"/alice/demo/settings/hooks/3","note":"see .git/hooks/pre-commit.sample"}`,
+	} {
+		sc := &scrubber{red: newRedactor(), mask: true, maxBinary: 1 << 20}
+		if out, _, _, ok := sc.json([]byte(in), 100, 1<<20); !ok || string(out) != want {
+			t.Errorf("scrubbed %s\n = %s,\nwant %s", in, out, want)
+		}
+	}
+}

@@ -94,6 +94,14 @@ var secretCorpus = []corpusKey{
 		body := g.s(digits, 10) + ":" + g.s(base64ID, 35)
 		return "https://api.telegram.org/bot" + body + "/sendMessage?chat_id=-100123", body
 	}},
+	{"chat webhook addresses", "chat_webhook", "the slack hook posts to %s", func(g *keyGen) (string, string) {
+		body := g.s("ybndrfg8ejkmcpqxot1uwisza345h769", 26) // a Mattermost hook's id
+		return "https://chat.example.com/hooks/" + body, body
+	}},
+	{"chat webhook addresses", "chat_webhook", "the slack hook posts to %s", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 48) // a Rocket.Chat hook's token, after its id
+		return "https://rocket.example.com/hooks/" + g.s(alnum, 17) + "/" + body, body
+	}},
 	{"Stripe", "stripe", "charge with %s then", prefixed("sk_live_", alnum, 24)},
 	{"Stripe", "stripe", "restricted %s for reports", prefixed("rk_live_", alnum, 24)},
 	{"Google", "google_api_key", "maps use %s in the page", prefixed("AIza", base64ID, 35)},
