@@ -135,3 +135,34 @@ func TestE2ERedteam25ChatHookOnOwnHost(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam25NamedEntities: found by the red team. An HTML file (a
+// site or documentation built into a repository) writes quotes and blanks
+// as named entities: DB_PASSWORD=&quot;...&quot; and Authorization:
+// token&nbsp;... hold a secret only so read. The HTML reading decoded only
+// where a text had a numeric entity (&#34;, as Gitea's commit_ref comments
+// hold), so before the fix carol, under gitea-reviewer, read both secrets
+// whole through repoGetRawFile and repoGetContents.
+func TestE2ERedteam25NamedEntities(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt25html", false)
+	s := &giteaSetup{g: g}
+	const pw, tok = "Tr0ub4dor-and-3-staging", "0123456789abcdef0123456789abcdef01234567"
+	page := "<h2>Setup</h2>\n<pre><code>export DB_PASSWORD=&quot;" + pw + "&quot;\ncurl -H &quot;Authorization: token&nbsp;" + tok + "&quot; https://git.example.com/api/v1/user\n</code></pre>\n"
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "build the docs",
+		"files": []map[string]string{{"operation": "create", "path": "site/setup.html", "content": base64.StdEncoding.EncodeToString([]byte(page))}}}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	for _, tc := range []struct{ path, field string }{{"/repos/" + repo + "/raw/site/setup.html", "data"}, {"/repos/" + repo + "/contents/site/setup.html", "data.content"}} {
+		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": tc.path})
+		text := str(get(res, tc.field))
+		if !strings.Contains(text, "<h2>Setup</h2>") {
+			t.Fatalf("%s: %v", tc.path, res)
+		}
+		if strings.Contains(text, pw) || strings.Contains(text, tok) {
+			t.Errorf("%s holds a secret: %s", tc.path, text)
+		}
+	}
+}

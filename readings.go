@@ -44,7 +44,7 @@ var textViews = []textView{{
 	example: "From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] Authorization: token\n 0123456789abcdef0123456789abcdef01234567 =?UTF-8?q?=C3=A9_GH=3Dghp=5FR2d2C3poLukeLeiaHanSolo0123456789AbCd?=",
 }, {
 	// A commit_ref comment's body is HTML: the first line of the commit
-	// message, escaped (html.EscapeString).
+	// message, escaped (html.EscapeString); so is an HTML file.
 	name: "HTML entities", read: unescapeHTML, bytes: "&",
 	example: `<a href="/o/r/commit/1">Refs #1: password=&#34;correct horse battery&#34;</a>`,
 }, {
@@ -418,13 +418,22 @@ func unquoteC(q string) string {
 	return string(b)
 }
 
-// unescapeHTML returns s with its HTML entities decoded where it has a
-// numeric one, as html.EscapeString writes quotes (&#34;, &#39;).
+// unescapeHTML returns s with its HTML entities decoded where it has one:
+// numeric, as html.EscapeString writes quotes (&#34;, &#39;), or named, as
+// the tools that write HTML files (a site or documentation built into a
+// repository) write them (&quot;, &nbsp;, which is read as the blank it
+// stands for: the rules' separators are ASCII).
 func unescapeHTML(s string) string {
-	if !strings.Contains(s, "&#") {
-		return s
+	for i := strings.IndexByte(s, '&'); i >= 0; i = indexByteFrom(s, '&', i+1) {
+		j := i + 1
+		for j < len(s) && j-i <= 8 && (s[j]|0x20 >= 'a' && s[j]|0x20 <= 'z') {
+			j++
+		}
+		if j < len(s) && (j == i+1 && s[j] == '#' || j > i+1 && s[j] == ';') {
+			return html.UnescapeString(strings.ReplaceAll(s, "&nbsp;", " "))
+		}
 	}
-	return html.UnescapeString(s)
+	return s
 }
 
 // unescapeURL returns a URL or path s (a text without blanks or lines), or

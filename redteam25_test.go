@@ -63,3 +63,21 @@ func TestChatHookOnOwnHostMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedEntitiesRead: a text with a named HTML entity is read decoded
+// where that shows a secret (TestE2ERedteam25NamedEntities), as one with a
+// numeric entity is; one without a secret so read, or with an ampersand
+// that is no entity, is delivered as it is.
+func TestNamedEntitiesRead(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"<code>DB_PASSWORD=&quot;Tr0ub4dor-and-3-staging&quot;</code>":       `<code>DB_PASSWORD="[MASKED]"</code>`,
+		"Authorization: token&nbsp;0123456789abcdef0123456789abcdef01234567": "Authorization: token [MASKED]",
+		"<p>Q&amp;A: the password rotates &mdash; ask ops</p>":               "<p>Q&amp;A: the password rotates &mdash; ask ops</p>",
+		"https://x.example.com/?a=1&password=&b=2 and password=&quot;&quot;": "https://x.example.com/?a=1&password=&b=2 and password=&quot;&quot;",
+	} {
+		if got := fst(scrubString(in, newRedactor(), true)); got != want {
+			t.Errorf("scrubString(%q)\n = %q,\nwant %q", in, got, want)
+		}
+	}
+}
