@@ -199,17 +199,14 @@ func carrierOf(r rune) *invisibleCarrier {
 }
 
 // unescapeJSON returns s, if it is JSON text (an object or a list: JSON
-// inside a JSON string, a file of JSON) or a diff (one of a file of JSON: git
-// writes its lines after '+', '-' or a space, under hunk headers), with its
+// inside a JSON string, a file of JSON) or a diff (isDiff; one of a file of
+// JSON: git writes its lines after '+', '-' or a space), with its
 // string escapes decoded: \n, \t, \/, \" and the others, and \u0067 (a
 // surrogate pair as one character), each with the run of backslashes before
 // it (JSON nested more than once); other backslashes stay. Other text
 // (source code) is returned as is.
 func unescapeJSON(s string) string {
-	if strings.IndexByte(s, '\\') < 0 {
-		return s
-	}
-	if i := skipSpace(s, 0); i == len(s) || s[i] != '{' && s[i] != '[' && !strings.HasPrefix(s[i:], "@@ -") && !strings.Contains(s[i:], "\n@@ -") {
+	if i := skipSpace(s, 0); i == len(s) || s[i] != '{' && s[i] != '[' && !isDiff(s[i:]) || strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
 	b := make([]byte, 0, len(s))
@@ -246,6 +243,14 @@ func unescapeJSON(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// isDiff reports whether s starts as a diff does that Gitea answers: a .diff
+// (diff --git), a .patch (a mail of git format-patch) or a review comment's
+// diff_hunk (its hunk header). Only its start is read: a whole file would cost
+// a pass.
+func isDiff(s string) bool {
+	return strings.HasPrefix(s, "diff --git ") || strings.HasPrefix(s, "From ") || strings.HasPrefix(s, "@@ -")
 }
 
 // asciiFormsView names the reading asciiForms in textViews.

@@ -13,15 +13,16 @@ import (
 func TestDiffReadings(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"@@ -1,2 +1,4 @@\n db:\n+  password: |-\n+    correct-horse-battery-staple\n":                                           "@@ -1,2 +1,4 @@\n db:\n+  password: [MASKED]\n",
-		"@@ -2,4 +2,4 @@ db:\n   password: |-\n-    Tr0ub4dor-and-3-staging\n+    Corr3ct-horse-battery-prod\n   port: 5432\n":  "@@ -2,4 +2,4 @@ db:\n   password: [MASKED]\n   password: [MASKED]\n   port: 5432\n",
-		"@@ -2,3 +2,3 @@ db:\n   password: |-\n-    the old one is revoked\n+    Corr3ct-horse-battery-prod\n":                  "@@ -2,3 +2,3 @@ db:\n   password: the old one is revoked\n   password: [MASKED]\n",
-		"@@ -2,4 +2,4 @@ db:\n-  password: |-\n-    Tr0ub4dor-and-3-staging\n+  password: >\n+    Corr3ct-horse-battery-prod\n": "@@ -2,4 +2,4 @@ db:\n-  password: [MASKED]\n+  password: [MASKED]\n",
-		"@@ -1,2 +1,2 @@\n   description: |\n-    the password rotates monthly\n+    the password rotates weekly\n":             "@@ -1,2 +1,2 @@\n   description: |\n-    the password rotates monthly\n+    the password rotates weekly\n",
-		"- name: db\n  password: |\n    hunter2hunter2\n- password: >-\n    correct-horse-battery\n":                            "- name: db\n  password: [MASKED]\n- password: [MASKED]\n",
-		"@@ -0,0 +1 @@\n+{\"rotated\": \"the new key:\\nAKIAR2D2C3POLUKE0123\"}\n":                                              "@@ -0,0 +1 @@\n+{\"rotated\": \"the new key:\nAKIA[MASKED]\"}\n",
-		"diff --git a/n.json b/n.json\n--- a/n.json\n+++ b/n.json\n@@ -1 +1 @@\n-{\"k\": \"x\\nAKIAR2D2C3POLUKE0123\"}\n":       "diff --git a/n.json b/n.json\n--- a/n.json\n+++ b/n.json\n@@ -1 +1 @@\n-{\"k\": \"x\nAKIA[MASKED]\"}\n",
-		"@@ -0,0 +1 @@\n+printf(\"done\\n\");\n":                                                                                "@@ -0,0 +1 @@\n+printf(\"done\\n\");\n",
+		"@@ -1,2 +1,4 @@\n db:\n+  password: |-\n+    correct-horse-battery-staple\n":                                             "@@ -1,2 +1,4 @@\n db:\n+  password: [MASKED]\n",
+		"@@ -2,4 +2,4 @@ db:\n   password: |-\n-    Tr0ub4dor-and-3-staging\n+    Corr3ct-horse-battery-prod\n   port: 5432\n":    "@@ -2,4 +2,4 @@ db:\n   password: [MASKED]\n   password: [MASKED]\n   port: 5432\n",
+		"@@ -2,3 +2,3 @@ db:\n   password: |-\n-    the old one is revoked\n+    Corr3ct-horse-battery-prod\n":                    "@@ -2,3 +2,3 @@ db:\n   password: the old one is revoked\n   password: [MASKED]\n",
+		"@@ -2,4 +2,4 @@ db:\n-  password: |-\n-    Tr0ub4dor-and-3-staging\n+  password: >\n+    Corr3ct-horse-battery-prod\n":   "@@ -2,4 +2,4 @@ db:\n-  password: [MASKED]\n+  password: [MASKED]\n",
+		"@@ -1,2 +1,2 @@\n   description: |\n-    the password rotates monthly\n+    the password rotates weekly\n":               "@@ -1,2 +1,2 @@\n   description: |\n-    the password rotates monthly\n+    the password rotates weekly\n",
+		"- name: db\n  password: |\n    hunter2hunter2\n- password: >-\n    correct-horse-battery\n":                              "- name: db\n  password: [MASKED]\n- password: [MASKED]\n",
+		"@@ -0,0 +1 @@\n+{\"rotated\": \"the new key:\\nAKIAR2D2C3POLUKE0123\"}\n":                                                "@@ -0,0 +1 @@\n+{\"rotated\": \"the new key:\nAKIA[MASKED]\"}\n",
+		"diff --git a/n.json b/n.json\n--- a/n.json\n+++ b/n.json\n@@ -1 +1 @@\n-{\"k\": \"x\\nAKIAR2D2C3POLUKE0123\"}\n":         "diff --git a/n.json b/n.json\n--- a/n.json\n+++ b/n.json\n@@ -1 +1 @@\n-{\"k\": \"x\nAKIA[MASKED]\"}\n",
+		"From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] notes\n\n---\n@@ -0,0 +1 @@\n+{\"k\": \"x\\nAKIAR2D2C3POLUKE0123\"}\n": "From 1 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] notes\n\n---\n@@ -0,0 +1 @@\n+{\"k\": \"x\nAKIA[MASKED]\"}\n",
+		"@@ -0,0 +1 @@\n+printf(\"done\\n\");\n": "@@ -0,0 +1 @@\n+printf(\"done\\n\");\n",
 	} {
 		if got := fst(scrubString(in, newRedactor(), true)); got != want {
 			t.Errorf("scrubString(%q)\n = %q,\nwant %q", in, got, want)
