@@ -143,7 +143,14 @@ func joinYAMLBlocks(s string) string {
 		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
 			j++
 		}
-		if j < len(s) && (s[j] == '|' || s[j] == '>') {
+		if j == len(s) || s[j] != '|' && s[j] != '>' {
+			continue
+		}
+		j++ // past the indicator: its chomping and indentation, blanks, then a line's end or a comment
+		for j < len(s) && strings.IndexByte("123456789+- \t", s[j]) >= 0 {
+			j++
+		}
+		if j < len(s) && (s[j] == '\n' || s[j] == '\r' || s[j] == '#') {
 			if strings.Contains(s, "\n-") {
 				s = yamlRemoved.ReplaceAllString(s, "$1 $5$4$1$2$3")
 			}
