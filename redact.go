@@ -665,11 +665,11 @@ func scrubString(s string, r *redactor, mask bool) (string, []string, int) {
 	if e, n := stripEscapedHidden(s); n > 0 {
 		take(e, n)
 	}
-	for i, v := range textViews { // each on what the last left: a secret in one may hide another in the next
+	for i := range textViews { // each on what the last left: a secret in one may hide another in the next
 		if reads&(1<<i) == 0 {
 			continue
 		}
-		if d := v.read(s); d != s {
+		if d := textViews[i].read(s); d != s {
 			take(stripHidden(d))
 		}
 	}
