@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,7 +145,11 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	}
 	read := false
 	readRepo := func() bool { read = read || x.live(ctx, "repoGet", params, &r); return read }
-	if op.ID == "repoMergeUpstream" && p.repoPats != nil {
+	// Without gitea.issue.close, the commits a write brings onto a branch from
+	// elsewhere name no issue, as a contents write's own message may not
+	// (judged below, with pushedMessages).
+	closes := !p.grants("gitea.issue.close") && (slices.Contains(picksUp, op.ID) || slices.Contains(contentsOps, op.ID) && body["force_push"] == true)
+	if op.ID == "repoMergeUpstream" && (p.repoPats != nil || closes) {
 		if !readRepo() || r.Parent == nil {
 			return "", fmt.Sprintf("cannot read from Gitea which repository %q forks; refusing to merge from it", repo)
 		}
@@ -342,7 +347,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			branch, lands, repo = pr.Head.Ref, strings.EqualFold(pr.Head.Ref, pr.Head.Repo.DefaultBranch), head
 		}
 	}
-	if p.repoPats != nil {
+	if p.repoPats != nil || closes {
 		upstream, def := "", "" // the comparison of a fork's branch with its parent's; the default branch
 		if b, _ := landingBranch(op.ID, args, params); op.ID == "repoMergeUpstream" {
 			// Gitea syncs the parent's branch of that name, or its default branch if it has none.
@@ -367,10 +372,21 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			msgs = append(msgs, me.written()...)
 		}
 		if !ok {
-			return "", fmt.Sprintf("cannot read from Gitea the messages of the commits %s puts on a branch, which may reference issues outside the repositories of %s; refusing", op.ID, p.Name)
+			perm, where := "", "outside the repositories of "+p.Name
+			if p.repoPats == nil {
+				perm, where = "gitea.issue.close", "Gitea closes"
+			}
+			return perm, fmt.Sprintf("cannot read from Gitea the messages of the commits %s puts on a branch, which may reference issues %s; refusing", op.ID, where)
 		}
 		if ref := p.refOutside(msgs); ref != "" {
 			return "", fmt.Sprintf("the commits %s puts on a branch reference %q, outside the repositories of %s: once pushed, Gitea writes to that issue as the caller, and closes it after a closing keyword", op.ID, ref, p.Name)
+		}
+		if closes {
+			if ref := x.issueNamed(ctx, msgs, repo); ref != "" {
+				_, why := p.allows("gitea.issue.close")
+				return "gitea.issue.close", fmt.Sprintf("the commits %s puts on a branch name %s, an issue (or one Gitea does not show as a pull request): once pushed, Gitea closes (or reopens) it after a keyword, as the caller, "+
+					"where the branch is the one the issue's ref names, the default branch, or any branch the repository allows (services/issue/commit.go UpdateIssuesCommit); %s", op.ID, ref, why)
+			}
 		}
 	}
 	if slices.Contains(contentsOps, op.ID) && !p.grants("gitea.issue.close") {
@@ -626,3 +642,46 @@ func (x *executor) threadCloses(ctx context.Context, p *profile, opID string, bo
 	return fmt.Sprintf("%s writes into a pull request's thread a text naming an issue, and Gitea closes (or reopens) it after a closing (or reopening) keyword when the pull request is merged; %s; "+
 		"or leave the issue out of the text", opID, why)
 }
+
+// picksUp are the writes that move a branch onto commits made elsewhere
+// (pushedMessages reads them): Gitea reads those commits for references as
+// it reads a push's (services/repository/push.go pushUpdateBranch,
+// pushNewBranch).
+var picksUp = []string{"repoUpdateBranch", "repoUpdatePullRequest", "repoMergeUpstream", "repoCreateBranch"}
+
+// issueNum finds what a reference names as issueRef does: the owner and name
+// before it, if any, and the number.
+var issueNum = regexp.MustCompile(`(?:([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+))?(?:[#!]|/(?:issues|pulls)/\+?)([0-9]+)`)
+
+// issueNamed returns the first reference in texts that Gitea may resolve to
+// an issue, as owner/name#N (a bare one in repository full, where the
+// commits land), "" for none: every one Gitea does not show as a pull
+// request, which a commit never closes (UpdateIssuesCommit), at most
+// maxNamed read.
+func (x *executor) issueNamed(ctx context.Context, texts []any, full string) string {
+	seen := map[string]bool{}
+	for _, t := range texts {
+		s, _ := t.(string)
+		if strings.Contains(s, "\n") { // as refOutside reads a hard line break
+			s += "\n" + hardBreak.ReplaceAllString(s, "")
+		}
+		for _, m := range issueNum.FindAllStringSubmatch(s, -1) {
+			owner, name, _ := strings.Cut(full, "/")
+			if m[1] != "" {
+				owner, name = m[1], m[2]
+			}
+			ref := owner + "/" + name + "#" + m[3]
+			var is struct {
+				Pull *struct{} `json:"pull_request"`
+			}
+			if !seen[ref] && (len(seen) >= maxNamed || !x.live(ctx, "issueGetIssue", map[string]string{"owner": owner, "repo": name, "index": m[3]}, &is) || is.Pull == nil) {
+				return ref
+			}
+			seen[ref] = true
+		}
+	}
+	return ""
+}
+
+// maxNamed bounds the references issueNamed reads: more are refused.
+const maxNamed = 50

@@ -310,7 +310,7 @@ func TestLiveEffectsUnreadable(t *testing.T) {
 		{"gitea-merger", "POST", "/repos/o/r/pulls/1/merge", map[string]any{"do": "merge", "head_commit_id": headSHA}, `cannot read from Gitea whether merging in "o/r" deletes the head branch`},
 		{"gitea-author", "POST", "/repos/o/r/pulls/1/update", nil, "cannot read the pull request's head repository from Gitea"},
 		{"gitea-author", "POST", "/repos/o/r/contents/a.txt", map[string]any{"content": "eA==", "branch": "dev"}, `cannot read the default branch of "o/r" from Gitea; refusing to write to "dev"`},
-		{"gitea-author", "PUT", "/repos/o/r/branches/dev", map[string]any{"new_commit_id": "abc"}, `cannot read the default branch of "o/r"`},
+		{"gitea-author", "PUT", "/repos/o/r/branches/dev", map[string]any{"new_commit_id": "abc"}, `cannot read from Gitea the messages of the commits repoUpdateBranch puts on a branch, which may reference issues Gitea closes`},
 	} {
 		args := map[string]any{"method": tc.method, "path": tc.path}
 		if tc.body != nil {
@@ -516,6 +516,7 @@ func TestQueryEffectEveryDoor(t *testing.T) {
 			"head": map[string]any{"ref": "topic", "repo": map[string]any{"full_name": "alice/demo"}},
 			"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": "alice/demo"}}}).
 		json("/repos/alice/demo", map[string]any{"full_name": "alice/demo", "default_branch": "main"}).
+		json("/repos/alice/demo/compare/topic...alice/demo:main", map[string]any{"total_commits": 0, "commits": []any{}}).
 		on("POST", "/repos/alice/demo/pulls/1/update", 200, `{}`)
 	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-author")
 	doors := map[string]func(style string) (string, map[string]any){

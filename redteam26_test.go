@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestPickedUpCommitsClose: without gitea.issue.close, a write that brings
+// commits made elsewhere onto a branch (repoUpdateBranch, repoUpdatePullRequest,
+// repoMergeUpstream, repoCreateBranch from a ref) is refused where one of them
+// names an issue, read live: Gitea closes it after a keyword where the branch
+// is the one its ref names (TestE2ERedteam26PickedUpCommitsClose on Gitea).
+// One naming only pull requests (Gitea's merge commits) is sent, and so is
+// any under a profile that may close issues; a reference Gitea does not
+// answer for is refused.
+func TestPickedUpCommitsClose(t *testing.T) {
+	t.Parallel()
+	commits := func(msgs ...string) string {
+		var list []string
+		for i, m := range msgs {
+			list = append(list, fmt.Sprintf(`{"sha":"%040d","commit":{"message":%q}}`, i+1, m))
+		}
+		return "[" + strings.Join(list, ",") + "]"
+	}
+	compare := func(msgs ...string) string {
+		return fmt.Sprintf(`{"total_commits":%d,"commits":%s}`, len(msgs), commits(msgs...))
+	}
+	const update, sync, create, branch = prPath + "/update", repoPath + "/merge-upstream", repoPath + "/branches", repoPath + "/branches/feature"
+	script := func(f *scriptedGitea, msgs ...string) {
+		f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": "carol/demo", "default_branch": "main"}}).
+			json(prPath, map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "bob"}, "head": map[string]any{"ref": "topic", "repo": map[string]any{"full_name": "alice/demo"}},
+				"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": "alice/demo"}}}).
+			json(repoPath+"/issues/4", map[string]any{"number": 4}).json(repoPath+"/issues/5", map[string]any{"number": 5, "pull_request": map[string]any{}}).
+			json("/repos/carol/other/issues/2", map[string]any{"number": 2}).json("/repos/carol/other/issues/5", map[string]any{"number": 5}).json("/repos/carol/demo/branches/feature", map[string]any{"name": "feature"}).
+			answer("GET", repoPath+"/commits", fakeWith(200, commits(msgs...), "X-Total-Count", fmt.Sprint(len(msgs)))).
+			on("GET", repoPath+"/compare/topic...alice/demo:main", 200, compare(msgs...)).on("GET", repoPath+"/compare/feature...carol/demo:feature", 200, compare(msgs...)).
+			on("PUT", branch, 204).on("POST", update, 200, `{}`).on("POST", sync, 200, `{}`).on("POST", create, 201, `{}`)
+	}
+	call := func(op string, args map[string]any) map[string]any {
+		args["owner"], args["repo"] = "alice", "demo"
+		return map[string]any{"operation": op, "arguments": args}
+	}
+	writes := map[string]struct {
+		args  map[string]any
+		write string
+	}{
+		"repoUpdateBranch":      {call("repoUpdateBranch", map[string]any{"branch": "feature", "body": map[string]any{"new_commit_id": "abc"}}), "PUT " + branch},
+		"repoUpdatePullRequest": {call("repoUpdatePullRequest", map[string]any{"index": 1, "style": "merge"}), "POST " + update},
+		"repoMergeUpstream":     {call("repoMergeUpstream", map[string]any{"body": map[string]any{"branch": "feature"}}), "POST " + sync},
+		"repoCreateBranch":      {call("repoCreateBranch", map[string]any{"body": map[string]any{"new_branch_name": "fresh", "old_ref_name": "v1"}}), "POST " + create},
+	}
+	for _, tc := range []struct {
+		name, profile, msg string
+		ref                string // the reference refused, "" for sent
+	}{
+		{"an issue", "gitea-author", "fixes #4", "alice/demo#4"},
+		{"an issue of another repository", "gitea-author", "Closes carol/other#2", "carol/other#2"},
+		{"an issue by its address", "gitea-author", "Resolves http://gitea/carol/other/issues/2", "carol/other#2"},
+		{"an issue across a hard line break, a pull request without", "gitea-author", "Closes carol/other\\\n#5", "carol/other#5"},
+		{"a reference Gitea does not answer for", "gitea-author", "see !9", "alice/demo#9"},
+		{"a pull request only", "gitea-author", "Merge pull request 'x' (#5) from x into main", ""},
+		{"no reference", "gitea-author", "tidy up", ""},
+		{"an issue, under a profile that closes issues", "gitea-owner", "fixes #4", ""},
+	} {
+		for op, w := range writes {
+			t.Run(tc.name+"/"+op, func(t *testing.T) {
+				t.Parallel()
+				f := newScriptedGitea(t)
+				script(f, "Merge branch 'main' into topic", tc.msg)
+				f.otherwise(fakeAnswer{status: http.StatusNotFound, body: `{"message":"not found"}`})
+				out, _ := fakeCall(t, t.Context(), f.server(t, "GITEA_MCP_PROFILE", tc.profile, "GITEA_MCP_CONFIG", ""), "gitea_call_operation", w.args)
+				sent := strings.Contains(strings.Join(f.writes(), "\n"), w.write)
+				perm, reason := str0(get(out, "error.permission_report.required_permission")), str0(get(out, "error.permission_report.reason"))
+				if tc.ref == "" && !sent || tc.ref != "" && (sent || perm != "gitea.issue.close" || !strings.Contains(reason, " name "+tc.ref+", an issue")) {
+					t.Errorf("commit %q under %s: sent %v, refused for %q (%s); want refused for %q: %v", tc.msg, tc.profile, sent, perm, reason, tc.ref, out)
+				}
+			})
+		}
+	}
+}
