@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +90,55 @@ func TestE2ERedteam26PickedUpCommitsClose(t *testing.T) {
 	}
 	if res, isErr := call("repoUpdatePullRequest", map[string]any{"owner": owner, "repo": name, "index": pr2.Number, "style": "merge"}); isErr {
 		t.Errorf("updating !%d, whose base gained only a merge naming !%d: %v", pr2.Number, other.Number, res)
+	}
+}
+
+// TestE2ERedteam26UpdateHeadsParentPull: found by the red team. Under
+// repositories, a push to a fork's branch that heads an open pull request of
+// a parent outside them is refused (Gitea pushes the new head there, comments
+// the commits and marks the reviews stale: services/pull/pull.go
+// AddTestPullRequestTask), but repoUpdatePullRequest of a pull request whose
+// head is a branch of the fork itself was not judged by that rule. Before the
+// fix bob, under a profile of his fork alone, updated his fork's pull
+// request of topic with the fork's main, and Gitea pushed main's commit into
+// alice's pull request !N, which topic heads.
+func TestE2ERedteam26UpdateHeadsParentPull(t *testing.T) {
+	g := needGitea(t)
+	upstream, _ := scratchRepo(t, g, "rt26up", false)
+	_, upName, _ := strings.Cut(upstream, "/")
+	forkName := upName + "-fork"
+	fork := "bob/" + forkName
+	s := &giteaSetup{g: g}
+	s.call("bob", "POST", "/repos/"+upstream+"/forks", map[string]any{"name": forkName}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("bob", "DELETE", "/repos/"+fork, nil) })
+	s.call("bob", "POST", "/repos/"+fork+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic", "files": fileOps("topic.txt")}, http.StatusCreated, nil)
+	var parentPR, own struct{ Number int }
+	s.call("bob", "POST", "/repos/"+upstream+"/pulls", map[string]string{"head": "bob/" + forkName + ":topic", "base": "main", "title": "topic"}, http.StatusCreated, &parentPR)
+	s.call("bob", "POST", "/repos/"+fork+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "topic here"}, http.StatusCreated, &own)
+	s.call("bob", "POST", "/repos/"+fork+"/contents", map[string]any{"branch": "main", "message": "fork main moves on", "files": fileOps("main.txt")}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles":[{"profile_name":"fork-author","allowed_operations":["gitea.read","gitea.repo.commit","gitea.branch.create","gitea.branch.push","gitea.issue.close"],
+		"repositories":["`+fork+`"]}]}`), 0o600)
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=fork-author", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoUpdatePullRequest")
+	var res map[string]any
+	isErr := true
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) { // Gitea checks a pull request after its base moves
+		res, isErr = c.callTool("repoUpdatePullRequest", map[string]any{"owner": "bob", "repo": forkName, "index": own.Number, "style": "merge"})
+		if !isErr || str(get(res, "error.kind")) == "permission_denied" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("%s!%d", upstream, parentPR.Number)) {
+		t.Errorf("repoUpdatePullRequest of %s!%d under fork-author: %v; want it refused for %s!%d", fork, own.Number, res, upstream, parentPR.Number)
+	}
+	var files []struct{ Filename string }
+	for deadline := time.Now().Add(5 * time.Second); s.err == nil && (len(files) == 0 || !isErr && len(files) == 1 && time.Now().Before(deadline)); time.Sleep(100 * time.Millisecond) {
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d/files", upstream, parentPR.Number), nil, http.StatusOK, &files)
+	}
+	if len(files) != 1 || s.err != nil {
+		t.Errorf("the files of %s!%d after the update: %v (%v); want topic.txt alone", upstream, parentPR.Number, files, s.err)
 	}
 }

@@ -412,6 +412,8 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 	case slices.Contains(contentsOps, op.ID) || op.ID == "repoUpdateBranch":
 		at, _ = landingBranch(op.ID, args, params)
 		doing, does = "pushing to", "updates"
+	case op.ID == "repoUpdatePullRequest": // a push to the head branch, in the head repository (repo)
+		at, doing, does = pr.Head.Ref, "pushing to", "updates"
 	case op.ID != "repoDeleteBranch":
 		doing = ""
 	}
@@ -421,16 +423,27 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		// them: it pushes their head to the parent, comments the commits
 		// pushed there and marks their reviews stale (services/pull/pull.go
 		// AddTestPullRequestTask).
-		if !readRepo() {
+		var head struct { // a pull request's head in another repository than the path's
+			Parent *struct {
+				FullName      string `json:"full_name"`
+				DefaultBranch string `json:"default_branch"`
+			} `json:"parent"`
+		}
+		own := strings.EqualFold(repo, params["owner"]+"/"+params["repo"])
+		owner, name, _ := strings.Cut(repo, "/")
+		if !readRepo() || !own && !x.live(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, &head) {
 			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests %s it %s; refusing", repo, doing, does)
 		}
-		if at = cmp.Or(at, r.DefaultBranch); r.Parent != nil {
-			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
-				switch n, _, ok := x.openPullsOn(ctx, r.Parent.FullName, repo, at); {
+		if own {
+			head.Parent = r.Parent
+		}
+		if at = cmp.Or(at, r.DefaultBranch); head.Parent != nil {
+			if owner, name, _ := strings.Cut(head.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+				switch n, _, ok := x.openPullsOn(ctx, head.Parent.FullName, repo, at); {
 				case !ok:
-					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", r.Parent.FullName, repo, at, doing, does)
+					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", head.Parent.FullName, repo, at, doing, does)
 				case n != 0:
-					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, at, repo, does, r.Parent.FullName, n, p.Name)
+					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, at, repo, does, head.Parent.FullName, n, p.Name)
 				}
 			}
 		}

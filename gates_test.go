@@ -1353,13 +1353,13 @@ func TestPushedCommitsJudged(t *testing.T) {
 			f.on("GET", repoPath+"/branches/topic", 500, `{"message":"boom"}`)
 		}), "gitea_call_operation", forced, unread("repoCreateFile", getRepo, "GET "+repoPath+"/branches/topic")},
 		{"pull request updated", "demo-pusher", script(), "gitea_call_operation", updatePR,
-			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "POST " + prPath + "/update"}}},
+			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "GET " + repoPath, "POST " + prPath + "/update"}}},
 		{"pull request updated, the comparison short of its count", "demo-pusher", func(f *scriptedGitea) {
 			script()(f)
 			f.json(update, map[string]any{"total_commits": 2, "commits": []any{map[string]any{"commit": map[string]any{"message": "base"}}}})
 		}, "gitea_call_operation", updatePR, unread("repoUpdatePullRequest", "GET "+prPath, "GET "+update)},
 		{"pull request rebased: its own commits pushed again", "demo-pusher", script(), "gitea_call_operation", rebasePR,
-			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "GET " + prPath + "/commits", "POST " + prPath + "/update"}}},
+			liveGot{Sent: []string{"GET " + prPath, "GET " + update, "GET " + prPath + "/commits", "GET " + repoPath, "POST " + prPath + "/update"}}},
 	}, "GITEA_MCP_CONFIG", config)
 	// What was asked of Gitea: the commit as the update resolves it, not on
 	// the branch; a ref's latest ten not on the default branch.

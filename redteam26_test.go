@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -78,5 +81,53 @@ func TestPickedUpCommitsClose(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestUpdateHeadsParentPull: under repositories, repoUpdatePullRequest pushes
+// to the head branch, so it is judged as a push to it is: refused while the
+// branch heads an open pull request of its repository's parent outside them
+// (TestE2ERedteam26UpdateHeadsParentPull on Gitea), for a head in the path's
+// repository and in another one, whose own parent is read; a head that heads
+// none there is sent, an unreadable head repository refused.
+func TestUpdateHeadsParentPull(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "fork-author", "repositories": ["bob/demo", "carol/*"],
+		"allowed_operations": ["gitea.read", "gitea.repo.commit", "gitea.branch.create", "gitea.branch.push", "gitea.issue.close"]}]}`), 0o600)
+	const fork, pulls, update = "/repos/bob/demo", "/repos/alice/demo/pulls", "/repos/bob/demo/pulls/1/update"
+	script := func(headRepo, headed string) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			parent := map[string]any{"full_name": "alice/demo", "default_branch": "main"}
+			b, _ := json.Marshal([]any{map[string]any{"number": 7, "head": map[string]any{"ref": headed, "repo": map[string]any{"full_name": headRepo}}}})
+			f.user("bob").json(fork, map[string]any{"default_branch": "main", "parent": parent}).json("/repos/carol/x", map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": "alice/other"}}).
+				json(fork+"/pulls/1", map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "bob"},
+					"head": map[string]any{"ref": "feat", "repo": map[string]any{"full_name": headRepo, "default_branch": "main"}}, "base": map[string]any{"ref": "main"}}).
+				on("GET", "/repos/"+headRepo+"/compare/feat...bob/demo:main", 200, `{"total_commits":0,"commits":[]}`).
+				answer("GET", pulls, fakeWith(200, string(b), "X-Total-Count", "1")).answer("GET", "/repos/alice/other/pulls", fakeWith(200, string(b), "X-Total-Count", "1")).
+				on("POST", update, 200, `{}`)
+		}
+	}
+	call := map[string]any{"operation": "repoUpdatePullRequest", "arguments": map[string]any{"owner": "bob", "repo": "demo", "index": 1, "style": "merge"}}
+	for _, tc := range []struct {
+		name, headRepo, headed string
+		reason                 string // "" for sent
+	}{
+		{"a head here heading the parent's pull request", "bob/demo", "feat", `pushing to the branch "feat" of "bob/demo" updates the pull request alice/demo!7 it heads, outside the repositories of fork-author`},
+		{"a head in another fork heading its parent's", "carol/x", "feat", `pushing to the branch "feat" of "carol/x" updates the pull request alice/other!7 it heads, outside the repositories of fork-author`},
+		{"a head heading none there", "bob/demo", "other", ""},
+		{"a head repository unreadable", "carol/y", "feat", `cannot read from Gitea whether "carol/y" forks another repository, where the branch may head pull requests pushing to it updates; refusing`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newScriptedGitea(t)
+			script(tc.headRepo, tc.headed)(f)
+			f.otherwise(fakeAnswer{status: http.StatusNotFound, body: `{"message":"not found"}`})
+			out, _ := fakeCall(t, t.Context(), f.server(t, "GITEA_MCP_PROFILE", "fork-author", "GITEA_MCP_CONFIG", config), "gitea_call_operation", call)
+			sent := slicesContainsPath(f.requests(), update)
+			if reason := str0(get(out, "error.permission_report.reason")); sent != (tc.reason == "") || reason != tc.reason {
+				t.Errorf("sent %v, refused for %q; want %q: %v", sent, reason, tc.reason, out)
+			}
+		})
 	}
 }
