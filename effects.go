@@ -44,7 +44,9 @@ import (
 //     gitea.admin.system, as making one does;
 //   - a text naming an issue written into a pull request's thread (a
 //     comment, a review) needs gitea.issue.close: the merge closes it after a
-//     closing keyword (threadCloses).
+//     closing keyword (threadCloses); so do the commits a write brings onto a
+//     branch from elsewhere (picksUp), where one names an issue (issueNamed):
+//     Gitea closes it where the branch is the one the issue's ref names.
 //   - a contents write naming a branch with a blank at either end is
 //     refused: Gitea writes to the branch without it.
 //
@@ -61,7 +63,7 @@ import (
 // parent, whose pull requests the deletion closes; the owner an accepted
 // transfer moves the repository to; a fork's parent where a deleted,
 // renamed or pushed-to branch (a contents write's, repoUpdateBranch's, a
-// merge's base) heads an open pull request; every fork that a changed
+// merge's base, an updated pull request's head) heads an open pull request; every fork that a changed
 // visibility reaches.
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	body, _ := args["body"].(map[string]any)
