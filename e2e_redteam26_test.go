@@ -141,4 +141,26 @@ func TestE2ERedteam26UpdateHeadsParentPull(t *testing.T) {
 	if len(files) != 1 || s.err != nil {
 		t.Errorf("the files of %s!%d after the update: %v (%v); want topic.txt alone", upstream, parentPR.Number, files, s.err)
 	}
+
+	// The control: under gitea-author (no gitea.issue.close) bob updates
+	// alice's pull request, whose base gained a merge commit naming "(#M)":
+	// Gitea reads it in the head's repository, his fork, which has no issues.
+	var other struct{ Number int }
+	s.call("alice", "POST", "/repos/"+upstream+"/contents", map[string]any{"branch": "main", "new_branch": "other", "message": "other work", "files": fileOps("o.txt")}, http.StatusCreated, nil)
+	s.call("alice", "POST", "/repos/"+upstream+"/pulls", map[string]string{"head": "other", "base": "main", "title": "other"}, http.StatusCreated, &other)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	mergeRetry(t, g, "alice", upstream, other.Number)
+	author := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_TOOLS=repoUpdatePullRequest")
+	owner, name, _ := strings.Cut(upstream, "/")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res, isErr = author.callTool("repoUpdatePullRequest", map[string]any{"owner": owner, "repo": name, "index": parentPR.Number, "style": "merge"})
+		if !isErr || str(get(res, "error.kind")) == "permission_denied" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if isErr {
+		t.Errorf("updating %s!%d, whose base gained a merge naming !%d, under gitea-author: %v", upstream, parentPR.Number, other.Number, res)
+	}
 }

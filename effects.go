@@ -671,8 +671,9 @@ var issueNum = regexp.MustCompile(`(?:([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+))?(?:[#
 // issueNamed returns the first reference in texts that Gitea may resolve to
 // an issue, as owner/name#N (a bare one in repository full, where the
 // commits land), "" for none: every one Gitea does not show as a pull
-// request, which a commit never closes (UpdateIssuesCommit), at most
-// maxNamed read.
+// request, which a commit never closes (UpdateIssuesCommit), or as missing
+// from a repository whose own issues the caller sees, or without issues
+// (getIssueFromRef finds none), at most maxNamed read.
 func (x *executor) issueNamed(ctx context.Context, texts []any, full string) string {
 	seen := map[string]bool{}
 	for _, t := range texts {
@@ -686,13 +687,30 @@ func (x *executor) issueNamed(ctx context.Context, texts []any, full string) str
 				owner, name = m[1], m[2]
 			}
 			ref := owner + "/" + name + "#" + m[3]
+			if seen[ref] {
+				continue
+			}
+			if seen[ref] = true; len(seen) > maxNamed {
+				return ref
+			}
 			var is struct {
 				Pull *struct{} `json:"pull_request"`
 			}
-			if !seen[ref] && (len(seen) >= maxNamed || !x.live(ctx, "issueGetIssue", map[string]string{"owner": owner, "repo": name, "index": m[3]}, &is) || is.Pull == nil) {
-				return ref
+			var r struct {
+				Tracker   *struct{} `json:"internal_tracker"`
+				HasIssues *bool     `json:"has_issues"`
 			}
-			seen[ref] = true
+			switch x.get(ctx, "issueGetIssue", map[string]string{"owner": owner, "repo": name, "index": m[3]}, &is) {
+			case http.StatusOK:
+				if is.Pull != nil {
+					continue
+				}
+			case http.StatusNotFound: // no such issue (a fork's, of its parent's merge commit "(#N)"), where the caller sees the repository's own, or it has none
+				if x.live(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, &r) && (r.Tracker != nil || r.HasIssues != nil && !*r.HasIssues) {
+					continue
+				}
+			}
+			return ref
 		}
 	}
 	return ""

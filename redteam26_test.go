@@ -15,9 +15,10 @@ import (
 // repoMergeUpstream, repoCreateBranch from a ref) is refused where one of them
 // names an issue, read live: Gitea closes it after a keyword where the branch
 // is the one its ref names (TestE2ERedteam26PickedUpCommitsClose on Gitea).
-// One naming only pull requests (Gitea's merge commits) is sent, and so is
-// any under a profile that may close issues; a reference Gitea does not
-// answer for is refused.
+// One naming only pull requests (Gitea's merge commits), or issues missing
+// from a repository whose own issues the caller sees or that has none, is sent, and so is any
+// under a profile that may close issues; a reference Gitea does not answer
+// for is refused.
 func TestPickedUpCommitsClose(t *testing.T) {
 	t.Parallel()
 	commits := func(msgs ...string) string {
@@ -36,7 +37,8 @@ func TestPickedUpCommitsClose(t *testing.T) {
 			json(prPath, map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "bob"}, "head": map[string]any{"ref": "topic", "repo": map[string]any{"full_name": "alice/demo"}},
 				"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": "alice/demo"}}}).
 			json(repoPath+"/issues/4", map[string]any{"number": 4}).json(repoPath+"/issues/5", map[string]any{"number": 5, "pull_request": map[string]any{}}).
-			json("/repos/carol/other/issues/2", map[string]any{"number": 2}).json("/repos/carol/other/issues/5", map[string]any{"number": 5}).json("/repos/carol/demo/branches/feature", map[string]any{"name": "feature"}).
+			json("/repos/carol/other/issues/2", map[string]any{"number": 2}).json("/repos/carol/tracked", map[string]any{"has_issues": true, "internal_tracker": map[string]any{}}).
+			json("/repos/carol/untracked", map[string]any{"has_issues": false}).json("/repos/carol/external", map[string]any{"has_issues": true, "external_tracker": map[string]any{}}).json("/repos/carol/other/issues/5", map[string]any{"number": 5}).json("/repos/carol/demo/branches/feature", map[string]any{"name": "feature"}).
 			answer("GET", repoPath+"/commits", fakeWith(200, commits(msgs...), "X-Total-Count", fmt.Sprint(len(msgs)))).
 			on("GET", repoPath+"/compare/topic...alice/demo:main", 200, compare(msgs...)).on("GET", repoPath+"/compare/feature...carol/demo:feature", 200, compare(msgs...)).
 			on("PUT", branch, 204).on("POST", update, 200, `{}`).on("POST", sync, 200, `{}`).on("POST", create, 201, `{}`)
@@ -64,6 +66,9 @@ func TestPickedUpCommitsClose(t *testing.T) {
 		{"an issue across a hard line break, a pull request without", "gitea-author", "Closes carol/other\\\n#5", "carol/other#5"},
 		{"a reference Gitea does not answer for", "gitea-author", "see !9", "alice/demo#9"},
 		{"a pull request only", "gitea-author", "Merge pull request 'x' (#5) from x into main", ""},
+		{"no such issue where the repository's own are shown", "gitea-author", "fixes carol/tracked#8", ""},
+		{"no such issue where the repository has none", "gitea-author", "fixes carol/untracked#8", ""},
+		{"no such issue where an external tracker stands for them", "gitea-author", "fixes carol/external#8", "carol/external#8"},
 		{"no reference", "gitea-author", "tidy up", ""},
 		{"an issue, under a profile that closes issues", "gitea-owner", "fixes #4", ""},
 	} {
