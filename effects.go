@@ -706,7 +706,8 @@ func (x *executor) issueNamed(ctx context.Context, texts []any, full string) str
 					continue
 				}
 			case http.StatusNotFound: // no such issue (a fork's, of its parent's merge commit "(#N)"), where the caller sees the repository's own, or it has none
-				if x.live(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, &r) && (r.Tracker != nil || r.HasIssues != nil && !*r.HasIssues) {
+				if seen[owner+"/"+name] || x.live(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, &r) && (r.Tracker != nil || r.HasIssues != nil && !*r.HasIssues) {
+					seen[owner+"/"+name] = true // read once
 					continue
 				}
 			}
@@ -716,5 +717,6 @@ func (x *executor) issueNamed(ctx context.Context, texts []any, full string) str
 	return ""
 }
 
-// maxNamed bounds the references issueNamed reads: more are refused.
-const maxNamed = 50
+// maxNamed bounds the references (and repositories) issueNamed reads: more
+// are refused.
+const maxNamed = 100

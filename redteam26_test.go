@@ -67,7 +67,7 @@ func TestPickedUpCommitsClose(t *testing.T) {
 		{"a reference Gitea does not answer for", "gitea-author", "see !9", "alice/demo#9"},
 		{"a pull request only", "gitea-author", "Merge pull request 'x' (#5) from x into main", ""},
 		{"no such issue where the repository's own are shown", "gitea-author", "fixes carol/tracked#8", ""},
-		{"no such issue where the repository has none", "gitea-author", "fixes carol/untracked#8", ""},
+		{"no such issues where the repository has none", "gitea-author", "fixes carol/untracked#8, carol/untracked#9", ""},
 		{"no such issue where an external tracker stands for them", "gitea-author", "fixes carol/external#8", "carol/external#8"},
 		{"no reference", "gitea-author", "tidy up", ""},
 		{"an issue, under a profile that closes issues", "gitea-owner", "fixes #4", ""},
@@ -83,6 +83,9 @@ func TestPickedUpCommitsClose(t *testing.T) {
 				perm, reason := str0(get(out, "error.permission_report.required_permission")), str0(get(out, "error.permission_report.reason"))
 				if tc.ref == "" && !sent || tc.ref != "" && (sent || perm != "gitea.issue.close" || !strings.Contains(reason, " name "+tc.ref+", an issue")) {
 					t.Errorf("commit %q under %s: sent %v, refused for %q (%s); want refused for %q: %v", tc.msg, tc.profile, sent, perm, reason, tc.ref, out)
+				}
+				if n := f.count("GET", "/repos/carol/untracked"); n > 1 {
+					t.Errorf("commit %q: the repository read %d times, want once", tc.msg, n)
 				}
 			})
 		}
