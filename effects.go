@@ -63,8 +63,8 @@ import (
 // parent, whose pull requests the deletion closes; the owner an accepted
 // transfer moves the repository to; a fork's parent where a deleted,
 // renamed or pushed-to branch (a contents write's, repoUpdateBranch's, a
-// merge's base, an updated pull request's head) heads an open pull request; every fork that a changed
-// visibility reaches.
+// merge's base, an updated pull request's head) heads an open pull request;
+// every fork that a changed visibility reaches.
 func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, args map[string]any, params map[string]string, pr *livePR) (string, string) {
 	body, _ := args["body"].(map[string]any)
 	for _, field := range []string{"branch", "new_branch"} {
@@ -425,27 +425,22 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		// them: it pushes their head to the parent, comments the commits
 		// pushed there and marks their reviews stale (services/pull/pull.go
 		// AddTestPullRequestTask).
-		var head struct { // a pull request's head in another repository than the path's
-			Parent *struct {
-				FullName      string `json:"full_name"`
-				DefaultBranch string `json:"default_branch"`
-			} `json:"parent"`
+		ok := readRepo()
+		h := r // the branch's repository: an updated pull request's head may be in another than the path's
+		if owner, name, _ := strings.Cut(repo, "/"); ok && !strings.EqualFold(repo, params["owner"]+"/"+params["repo"]) {
+			h.Parent = nil
+			ok = x.live(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, &h)
 		}
-		own := strings.EqualFold(repo, params["owner"]+"/"+params["repo"])
-		owner, name, _ := strings.Cut(repo, "/")
-		if !readRepo() || !own && !x.live(ctx, "repoGet", map[string]string{"owner": owner, "repo": name}, &head) {
+		if !ok {
 			return "", fmt.Sprintf("cannot read from Gitea whether %q forks another repository, where the branch may head pull requests %s it %s; refusing", repo, doing, does)
 		}
-		if own {
-			head.Parent = r.Parent
-		}
-		if at = cmp.Or(at, r.DefaultBranch); head.Parent != nil {
-			if owner, name, _ := strings.Cut(head.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
-				switch n, _, ok := x.openPullsOn(ctx, head.Parent.FullName, repo, at); {
+		if at = cmp.Or(at, r.DefaultBranch); h.Parent != nil {
+			if owner, name, _ := strings.Cut(h.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
+				switch n, _, ok := x.openPullsOn(ctx, h.Parent.FullName, repo, at); {
 				case !ok:
-					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", head.Parent.FullName, repo, at, doing, does)
+					return "", fmt.Sprintf("cannot read from Gitea which pull requests of %q, the repository %q forks, the branch %q heads, which %s it %s; refusing", h.Parent.FullName, repo, at, doing, does)
 				case n != 0:
-					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, at, repo, does, head.Parent.FullName, n, p.Name)
+					return "", fmt.Sprintf("%s the branch %q of %q %s the pull request %s!%d it heads, outside the repositories of %s", doing, at, repo, does, h.Parent.FullName, n, p.Name)
 				}
 			}
 		}
