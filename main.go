@@ -26,7 +26,8 @@
 //	effects.go     * the live effects of a write (liveEffects, called by
 //	                 check): where it lands, the repositories it reaches (a
 //	                 fork's parent, a migration's source, the issues the
-//	                 commits it pushes reference), the pull requests a
+//	                 commits it pushes reference; issueNamed, the issues
+//	                 those it picks up name), the pull requests a
 //	                 branch's deletion closes or retargets (a merge's too,
 //	                 with their approvals); reopenCarried, an approval
 //	                 reopening carries to a head pushed while closed, and
