@@ -90,6 +90,20 @@ func TestPickedUpCommitsClose(t *testing.T) {
 			})
 		}
 	}
+	// A contents write forced onto an existing branch gains what the branch
+	// written from has.
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [{"profile_name": "forcer", "allowed_operations": ["gitea.read", "gitea.repo.commit", "gitea.branch.create", "gitea.branch.delete"]}]}`), 0o600)
+	for msg, refused := range map[string]bool{"fixes #4": true, "tidy up": false} {
+		f := newScriptedGitea(t)
+		script(f, msg)
+		f.json(branch, map[string]any{"name": "feature"}).on("POST", repoPath+"/contents/a.md", 201, `{}`)
+		out, _ := fakeCall(t, t.Context(), f.server(t, "GITEA_MCP_PROFILE", "forcer", "GITEA_MCP_CONFIG", config), "gitea_call_operation", call("repoCreateFile",
+			map[string]any{"filepath": "a.md", "body": map[string]any{"content": "aGk=", "message": "add", "branch": "main", "new_branch": "feature", "force_push": true}}))
+		if sent := f.count("POST", repoPath+"/contents/a.md") == 1; sent == refused || refused && str0(get(out, "error.permission_report.required_permission")) != "gitea.issue.close" {
+			t.Errorf("a forced contents write gaining %q: %v", msg, out)
+		}
+	}
 }
 
 // TestUpdateHeadsParentPull: under repositories, repoUpdatePullRequest pushes
