@@ -164,3 +164,47 @@ func TestE2ERedteam26UpdateHeadsParentPull(t *testing.T) {
 		t.Errorf("updating %s!%d, whose base gained a merge naming !%d, under gitea-author: %v", upstream, parentPR.Number, other.Number, res)
 	}
 }
+
+// TestE2ERedteam26SyncedCommitCloses: found by the red team, as
+// TestE2ERedteam26PickedUpCommitsClose. Syncing a fork's branch with its
+// parent (repoMergeUpstream) pushes the parent's commits into the fork, as
+// the caller, and Gitea closes the issues they name where the branch is the
+// one the issue's ref names, in whatever repository. Before the fix carol,
+// under gitea-author, synced her fork's dev with alice's, whose commit
+// "fixes alice/...#N" names an issue of alice's with ref dev (reopened since
+// alice's own push closed it), and Gitea closed it again.
+func TestE2ERedteam26SyncedCommitCloses(t *testing.T) {
+	g := needGitea(t)
+	upstream, _ := scratchRepo(t, g, "rt26sync", false)
+	_, upName, _ := strings.Cut(upstream, "/")
+	fork := "carol/" + upName + "-fork"
+	s := &giteaSetup{g: g}
+	var issue struct{ Number int }
+	s.call("alice", "POST", "/repos/"+upstream+"/issues", map[string]any{"title": "on dev", "ref": "refs/heads/dev"}, http.StatusCreated, &issue)
+	s.call("alice", "POST", "/repos/"+upstream+"/contents", map[string]any{"branch": "main", "new_branch": "dev", "message": "dev work", "files": fileOps("d.txt")}, http.StatusCreated, nil)
+	s.call("carol", "POST", "/repos/"+upstream+"/forks", map[string]any{"name": upName + "-fork"}, http.StatusAccepted, nil)
+	t.Cleanup(func() { g.api("carol", "DELETE", "/repos/"+fork, nil) })
+	s.call("alice", "POST", "/repos/"+upstream+"/contents", map[string]any{"branch": "dev", "message": fmt.Sprintf("fixes %s#%d", upstream, issue.Number), "files": fileOps("e.txt")}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); issueState(t, g, upstream, issue.Number) != "closed"; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("control: alice's push to dev left %s#%d open", upstream, issue.Number)
+		}
+	}
+	s.call("alice", "PATCH", fmt.Sprintf("/repos/%s/issues/%d", upstream, issue.Number), map[string]any{"state": "open"}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	owner, name, _ := strings.Cut(fork, "/")
+	author := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_TOOLS=repoMergeUpstream")
+	res, isErr := author.callTool("repoMergeUpstream", map[string]any{"owner": owner, "repo": name, "body": map[string]any{"branch": "dev"}})
+	if !isErr || str(get(res, "error.permission_report.required_permission")) != "gitea.issue.close" {
+		t.Errorf("repoMergeUpstream of %s:dev under gitea-author: %v; want it refused for %s#%d", fork, res, upstream, issue.Number)
+	}
+	time.Sleep(2 * time.Second) // a push, had one been made, is handled from Gitea's queue
+	if state := issueState(t, g, upstream, issue.Number); state != "open" {
+		t.Errorf("after repoMergeUpstream under gitea-author %s#%d is %s", upstream, issue.Number, state)
+	}
+}
