@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// rt27Pass is the password the configuration files of round 27 hold; each
+// file writes it in a shape generic_secret did not read as an assignment.
+const rt27Pass = "Tr0ub4dor-and-3-staging"
+
+// rt27Files are configuration files as a repository holds them, each with
+// rt27Pass in it: a Maven settings.xml's <password>, an XML <apiKey>, a
+// NuGet.config's ClearTextPassword and a web.config's appSettings (key=
+// then value=), a Kubernetes env pair (name: on one line, value: on the
+// next), an ECS task definition's {"name": ..., "value": ...}, and a
+// script's curl -u user:password.
+var rt27Files = map[string]string{
+	"settings.xml": "<settings>\n  <servers>\n    <server>\n      <id>nexus</id>\n      <username>deploy</username>\n      <password>" + rt27Pass + "</password>\n    </server>\n  </servers>\n</settings>\n",
+	"client.xml":   "<client>\n  <endpoint>https://api.example.com</endpoint>\n  <apiKey>" + rt27Pass + "</apiKey>\n</client>\n",
+	"NuGet.config": "<configuration>\n  <packageSourceCredentials>\n    <feed>\n      <add key=\"Username\" value=\"deploy\" />\n      <add key=\"ClearTextPassword\" value=\"" + rt27Pass + "\" />\n    </feed>\n  </packageSourceCredentials>\n</configuration>\n",
+	"web.config":   "<configuration>\n  <appSettings>\n    <add key=\"StripeSecret\" value=\"" + rt27Pass + "\" />\n  </appSettings>\n</configuration>\n",
+	"deploy.yaml":  "spec:\n  containers:\n    - name: app\n      env:\n        - name: DB_PASSWORD\n          value: " + rt27Pass + "\n        - name: DB_HOST\n          value: db\n",
+	"task.json":    "{\"containerDefinitions\": [{\"name\": \"app\", \"environment\": [\n  {\"name\": \"API_TOKEN\", \"value\": \"" + rt27Pass + "\"}\n]}]}\n",
+	"upload.sh":    "#!/bin/sh\ncurl -u deploy:" + rt27Pass + " -T dist/app.tgz https://nexus.example.com/repository/raw/\n",
+}
+
+// TestE2ERedteam27ConfigShapes: found by the red team. Before the fix carol,
+// under gitea-reviewer, read rt27Pass whole in each of rt27Files through
+// repoGetRawFile: generic_secret masked a name's value only after ':' or
+// '=' right after the name.
+func TestE2ERedteam27ConfigShapes(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt27conf", false)
+	s := &giteaSetup{g: g}
+	var files []map[string]string
+	for path, text := range rt27Files {
+		files = append(files, map[string]string{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte(text))})
+	}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "add the configuration", "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	for path, want := range rt27Files {
+		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/raw/" + path})
+		text := str(get(res, "data"))
+		if first, _, _ := strings.Cut(want, rt27Pass); !strings.Contains(text, first) {
+			t.Fatalf("%s: %v", path, res)
+		}
+		if strings.Contains(text, rt27Pass) || !strings.Contains(text, "[MASKED]") {
+			t.Errorf("%s holds the password: %s", path, text)
+		}
+	}
+}
+
+// rt27Keys are provider keys of shapes no rule knew, each with its secret
+// part: a PyPI upload token, an npm access token, an Azure storage account
+// key and a Service Bus shared access key in connection strings, a
+// DigitalOcean personal access token, a HashiCorp Vault service token, a
+// Docker Hub access token, a Hugging Face token and a SendGrid key.
+var rt27Keys = [][2]string{
+	{"twine upload -u __token__ -p pypi-AgEIcHlwaS5vcmc", "CJGNkZjM1ZTg0LTJmNTgtNDY0Mi1hMmZiLWNmNWFlYjI4NzNhZQACKlszLCJhNjE3YjI1NC0xNDJiLTRiZWItYTk2Mi1lZGM0NjVjYzQ5NzYiXQAABiA8tR2d2C3poLukeLeiaHanSolo0123456789AbCd"},
+	{"npm config set //registry.npmjs.org/:_authToken npm_", "R2d2C3poLukeLeiaHanSolo0123456789Ab"},
+	{"DefaultEndpointsProtocol=https;AccountName=ci0123;AccountKey=", "R2d2C3poLukeLeiaHanSolo0123456789AbR2d2C3poLukeLeiaHanSolo0123456789AbR2d2C3poLukeLe+/=="},
+	{"Endpoint=sb://ci0123.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=", "R2d2C3poLukeLeiaHanSolo0123456789Ab+2d2C3p="},
+	{"doctl auth init -t dop_v1_", "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"},
+	{"VAULT_TOKEN hvs.", "CAESIR2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIjGh4KHGh2cy5SMmQyQzNwb0x1a2VMZWlh"},
+	{"docker login -u ci -p dckr_pat_", "R2d2C3poLukeLeiaHanSolo0-_"},
+	{"HF_HUB hf_", "R2d2C3poLukeLeiaHanSoloAbCdEfGhIjKl"},
+	{"SENDGRID SG.", "R2d2C3poLukeLeiaHanSo.R2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIjK"},
+}
+
+// TestE2ERedteam27ProviderKeys: found by the red team. Before the fix carol,
+// under gitea-reviewer, read each of rt27Keys whole in an issue's body
+// (issueGetIssue) and in a commit's message (repoGetSingleCommit).
+func TestE2ERedteam27ProviderKeys(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt27keys", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	var lines []string
+	for _, k := range rt27Keys {
+		lines = append(lines, k[0]+k[1])
+	}
+	body := "the release notes, pasted:\n" + strings.Join(lines, "\n") + "\n"
+	var issue struct{ Number int }
+	var commit struct{ Commit struct{ SHA string } }
+	s.call("alice", "POST", "/repos/"+repo+"/issues", map[string]any{"title": "release access", "body": body}, http.StatusCreated, &issue)
+	s.call("alice", "POST", "/repos/"+repo+"/contents/notes.txt", map[string]any{"branch": "main", "message": "release notes\n\n" + body,
+		"content": base64.StdEncoding.EncodeToString([]byte("notes\n"))}, http.StatusCreated, &commit)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	for _, read := range []struct {
+		op    string
+		args  map[string]any
+		field string
+	}{
+		{"issueGetIssue", map[string]any{"owner": owner, "repo": name, "index": issue.Number}, "data.body"},
+		{"repoGetSingleCommit", map[string]any{"owner": owner, "repo": name, "sha": commit.Commit.SHA}, "data.commit.message"},
+	} {
+		res, _ := c.callTool("gitea_call_operation", map[string]any{"operation": read.op, "arguments": read.args})
+		text := fmt.Sprint(get(res, read.field))
+		if !strings.Contains(text, "the release notes") {
+			t.Fatalf("%s: %v", read.op, res)
+		}
+		for _, k := range rt27Keys {
+			if strings.Contains(text, k[1][:16]) || !strings.Contains(text, k[0]+"[MASKED]") {
+				t.Errorf("%s: %q not masked: %s", read.op, k[0], text)
+			}
+		}
+	}
+}
