@@ -62,15 +62,15 @@ func TestE2ERedteam27ConfigShapes(t *testing.T) {
 // DigitalOcean personal access token, a HashiCorp Vault service token, a
 // Docker Hub access token, a Hugging Face token and a SendGrid key.
 var rt27Keys = [][2]string{
-	{"twine upload -u __token__ -p pypi-AgEIcHlwaS5vcmc", "CJGNkZjM1ZTg0LTJmNTgtNDY0Mi1hMmZiLWNmNWFlYjI4NzNhZQACKlszLCJhNjE3YjI1NC0xNDJiLTRiZWItYTk2Mi1lZGM0NjVjYzQ5NzYiXQAABiA8tR2d2C3poLukeLeiaHanSolo0123456789AbCd"},
-	{"npm config set //registry.npmjs.org/:_authToken npm_", "R2d2C3poLukeLeiaHanSolo0123456789Ab"},
+	{"twine upload -u __token__ -p pypi-", "AgEIcHlwaS5vcmcCJGNkZjM1ZTg0LTJmNTgtNDY0Mi1hMmZiLWNmNWFlYjI4NzNhZQACKlszLCJhNjE3YjI1NC0xNDJiLTRiZWItYTk2Mi1lZGM0NjVjYzQ5NzYiXQAABiA8tR2d2C3poLukeLeiaHanSolo0123456789AbCd"},
+	{"npm config set //registry.npmjs.org/:_authToken npm_", "R2d2C3poLukeLeiaHanSolo0123456789AbC"},
 	{"DefaultEndpointsProtocol=https;AccountName=ci0123;AccountKey=", "R2d2C3poLukeLeiaHanSolo0123456789AbR2d2C3poLukeLeiaHanSolo0123456789AbR2d2C3poLukeLe+/=="},
 	{"Endpoint=sb://ci0123.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=", "R2d2C3poLukeLeiaHanSolo0123456789Ab+2d2C3p="},
 	{"doctl auth init -t dop_v1_", "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"},
 	{"VAULT_TOKEN hvs.", "CAESIR2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIjGh4KHGh2cy5SMmQyQzNwb0x1a2VMZWlh"},
 	{"docker login -u ci -p dckr_pat_", "R2d2C3poLukeLeiaHanSolo0-_"},
-	{"HF_HUB hf_", "R2d2C3poLukeLeiaHanSoloAbCdEfGhIjKl"},
-	{"SENDGRID SG.", "R2d2C3poLukeLeiaHanSo.R2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIjK"},
+	{"HF_HUB hf_", "RdCpoLukeLeiaHanSoloAbCdEfGhIjKlMn"},
+	{"SENDGRID SG.", "R2d2C3poLukeLeiaHanSol.R2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIj"},
 }
 
 // TestE2ERedteam27ProviderKeys: found by the red team. Before the fix carol,

@@ -204,15 +204,15 @@ func parseSecretMode(s string) (secretMode, error) {
 // public prefix such as ghp_, a key name and operator, a URL's user name).
 // Every match must start with one of lits or words (a leading \b is allowed)
 // and contain one of the bytes of needs (or, for assign, have its operator
-// right after the word and a name): maskString runs the regexp only where
-// they occur, anchored there, and unless multiline only up to the end of that
-// line.
+// or value after the word and a name, assignAt): maskString runs the regexp
+// only where they occur, anchored there, and unless multiline only up to the
+// end of that line (for assign, of the line of assignAt).
 type secretRule struct {
 	name      string
 	lits      []string       // literals a match starts with, case-sensitive
 	words     []string       // lower-case words a match starts with, ignoring ASCII case
 	needs     string         // bytes of which a match contains one, if not empty
-	assign    bool           // a match is the word, name bytes, a quote and blanks, then ':' or '=' (assignAfter)
+	assign    bool           // a match is the word, name bytes, a quote and blanks, then ':' or '=', or a name/value pair (assignAt)
 	multiline bool           // a match may span lines
 	re        *regexp.Regexp // the pattern; see above
 	mask      []string       // examples the rule must mask
@@ -342,6 +342,14 @@ var secretRules = []secretRule{{
 	},
 	keep: []string{"risk-assessment-of-the-whole-framework", "sk-learn is a library", "risk-assessment-of-the-whole…"},
 }, {
+	// curl -u user:password (or --user), in a script or a command pasted.
+	name:  "curl_user",
+	words: []string{"curl"},
+	needs: ":",
+	re:    regexp.MustCompile(`(?i)\bcurl\b[^\n|;&]*?[ \t](?:-u|--user)(?:[ \t]+|=)?['"]?[^\s:'"$]*:([^\s'"$][^\s'"]*)`),
+	mask:  []string{"curl -u deploy:Tr0ub4dor-and-3 -T app.tgz https://nexus.example.com/", `curl -s --user "ci:hunter2hunter2" https://x`},
+	keep:  []string{`curl -u "$USER:$PASS" https://x`, "curl -u alice https://x", "curl --user-agent a:b https://x", "curl https://x:8080/ --upload-file a:b", `curl -u ci:${{ secrets.TOKEN }}`},
+}, {
 	name: "jwt",
 	lits: []string{"eyJ"},
 	re:   regexp.MustCompile(`\beyJ([A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)`),
@@ -405,12 +413,17 @@ var secretRules = []secretRule{{
 	// key = value, key: value, "key": "value", key := value, key => value,
 	// where the key contains one of the words; values under 8 characters
 	// and code-like values (calls, templates) are left alone. Quotes may be
-	// escaped, as in JSON inside a JSON string (an activity's content).
+	// escaped, as in JSON inside a JSON string (an activity's content). So
+	// are an XML element (<password>s</password>, as Maven's settings.xml
+	// writes it) and a name's value after it (a Kubernetes env's name: and
+	// value: lines, an ECS task's {"name": ..., "value": ...}, NuGet.config's
+	// and web.config's <add key="..." value="..."/>).
 	name:   "generic_secret",
 	words:  []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
 	assign: true,
-	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)[a-z0-9_.-]*(?:\\*["'])?[ \t]*(?::=|=>|[:=])[ \t]*` +
-		`(?:"((?:[^"\\\r\n]|\\.){8,})|\\+"((?:[^"\\\r\n]|\\[^"\r\n]){8,}?)\\+"|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd),
+	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)[a-z0-9_.-]*(?:>([^\s"'` + "`" + `<>(){}\[\]]{8,})</|(?:\\*["'])?[ \t]*` +
+		`(?:,?\s*(?:\\*["'])?value(?:\\*["'])?[ \t]*[:=]|:=|=>|[:=])[ \t]*` +
+		`(?:"((?:[^"\\\r\n]|\\.){8,})|\\+"((?:[^"\\\r\n]|\\[^"\r\n]){8,}?)\\+"|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd + `)`),
 	mask: []string{
 		"api_key=abcd1234efgh5678",
 		`{"password": "correct horse battery"}`,
@@ -420,6 +433,8 @@ var secretRules = []secretRule{{
 		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 		`password := "hunter2hunter2"`,
 		"ApiKey => 'abcdefgh12345'",
+		"<server><password>Tr0ub4dor-and-3</password></server>", "env:\n- name: DB_PASSWORD\n  value: Tr0ub4dor-and-3",
+		`{"name": "API_TOKEN", "value": "Tr0ub4dor-and-3"}`, `<add key="ClearTextPassword" value="Tr0ub4dor-and-3" />`,
 	},
 	keep: []string{
 		"the token expired", "password reset", "Token: expired", "secret santa",
@@ -428,6 +443,8 @@ var secretRules = []secretRule{{
 		"commit 0123456789abcdef0123456789abcdef01234567",
 		"sha: 0123456789abcdef0123456789abcdef01234567",
 		"Merge commit 'fedcba9876543210fedcba9876543210fedcba98' into main",
+		"- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}", "<password>${env.MAVEN_PASSWORD}</password>",
+		"let t: Vec<Token>::with_capacity(8)", "login <token> argument_of_the_command", "the token's value: see below",
 	},
 }}
 
@@ -535,24 +552,36 @@ func secretHits(hits []secretHit, s string) []secretHit {
 	return hits
 }
 
-// assignAfter reports whether s[i:] is, after name bytes (ASCII letters,
+// assignAt returns where s[i:] is, after name bytes (ASCII letters,
 // digits, '_', '.', '-', and any non-ASCII byte, which a case-insensitive
-// class may fold), an optional quote (escaped or not) and blanks, at ':' or
-// '='. It rules out most words without running the regexp of an assign rule.
-func assignAfter(s string, i int) bool {
+// class may fold), at '>' (an XML element's), or after an optional quote
+// (escaped or not) and blanks at ':' or '=', or, after an optional comma,
+// white space and quote, at the word value (a name/value pair, perhaps on
+// the next line); -1 for none. It rules out most words without running the
+// regexp of an assign rule.
+func assignAt(s string, i int) int {
 	for i < len(s) && (isWordByte(s[i]) || s[i] == '.' || s[i] == '-' || s[i] >= 0x80) {
 		i++
 	}
-	for i < len(s) && s[i] == '\\' { // an escaped quote
-		i++
+	skip := func(chars string) {
+		for i < len(s) && strings.IndexByte(chars, s[i]) >= 0 {
+			i++
+		}
 	}
+	if i < len(s) && s[i] == '>' {
+		return i
+	}
+	skip("\\") // an escaped quote
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
 	}
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
+	if skip(" \t"); i < len(s) && (s[i] == ':' || s[i] == '=') {
+		return i
 	}
-	return i < len(s) && (s[i] == ':' || s[i] == '=')
+	if skip(", \t\r\n\f\\\"'"); len(s)-i >= 5 && strings.EqualFold(s[i:i+5], "value") {
+		return i
+	}
+	return -1
 }
 
 // indexAnyFrom returns the index of the first byte of chars in s[i:], or len(s).
@@ -612,8 +641,12 @@ func maskString(s string) (string, []string) {
 				continue
 			}
 		}
-		if t.r.assign && !assignAfter(s[:end], h.start+len(t.lit)) {
-			continue
+		if t.r.assign {
+			at := assignAt(s, h.start+len(t.lit))
+			if at < 0 {
+				continue
+			}
+			end = max(end, indexAnyFrom(s, at, "\n")) // a value on a line of its own
 		}
 		m := t.re.FindStringSubmatchIndex(s[h.start:end])
 		if m == nil {

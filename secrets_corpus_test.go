@@ -163,6 +163,16 @@ var secretCorpus = []corpusKey{
 		body := g.s(alnum, 16)
 		return "DB_PASSWORD=" + body, body
 	}},
+	{"generic api_key/token/password/secret assignments", "generic_secret", "settings.xml:\n<server>\n  <password>%s</password>\n</server>", prefixed("", alnum, 20)},
+	{"generic api_key/token/password/secret assignments", "generic_secret", "env:\n  - name: DB_PASSWORD\n    value: %s\n", prefixed("", alnum, 20)},
+	{"generic api_key/token/password/secret assignments", "generic_secret", `[{"name": "API_TOKEN", "value": "%s"}]`, prefixed("", alnum, 20)},
+	{"generic api_key/token/password/secret assignments", "generic_secret", `<add key="ClearTextPassword" value="%s" />`, prefixed("", base64ID, 20)},
+	// curl -u is a kind README's step 3 does not name yet: listed under the
+	// nearest kind it names.
+	{"URL credentials", "curl_user", "deploy with\n  %s https://nexus.example.com/\n", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 20)
+		return "curl -fsS -u deploy:" + body + " -T app.tgz", body
+	}},
 }
 
 // readmeMaskingTerms returns the kinds of secrets README's pattern masking
