@@ -342,6 +342,40 @@ var secretRules = []secretRule{{
 	},
 	keep: []string{"risk-assessment-of-the-whole-framework", "sk-learn is a library", "risk-assessment-of-the-whole…"},
 }, {
+	// A PyPI token is a macaroon, base64 from its AgE (its first bytes name
+	// the index: pypi.org, test.pypi.org); an npm token is 36 alphanumerics.
+	name: "pypi",
+	lits: []string{"pypi-AgE"},
+	re:   regexp.MustCompile(`\bpypi-(AgE[A-Za-z0-9_-]{50,})`),
+	mask: []string{"twine upload -p pypi-AgEIcHlwaS5vcmcCJGNkZjM1ZTg0LTJmNTgtNDY0Mi1hMmZiLWNmNWFlYjI4NzNhZQACKlsz"},
+	keep: []string{"pypi-AgEIcHlwaS5vcmc is the prefix", "pip install pypi-simple"},
+}, {
+	name: "npm",
+	lits: []string{"npm_"},
+	re:   regexp.MustCompile(`\bnpm_([A-Za-z0-9]{36})\b`),
+	mask: []string{"//registry.npmjs.org/:_authToken npm_R2d2C3poLukeLeiaHanSolo0123456789AbC"},
+	keep: []string{"echo $npm_package_version", "npm_config_registry_and_the_cache_dir"},
+}, {
+	// An Azure storage account's key and a Service Bus, Event Hubs or IoT
+	// Hub shared access key, in a connection string.
+	name: "azure_key",
+	lits: []string{"AccountKey=", "SharedAccessKey="},
+	re:   regexp.MustCompile(`(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}={0,2})`),
+	mask: []string{"AccountName=ci;AccountKey=R2d2C3poLukeLeiaHanSolo0123456789Ab+/==;EndpointSuffix=core.windows.net", "SharedAccessKeyName=Root;SharedAccessKey=R2d2C3poLukeLeiaHanSolo01="},
+	keep: []string{"AccountKey=<key>", "SharedAccessKeyName=RootManageSharedAccessKey"},
+}, {
+	// Tokens with a prefix of their own: DigitalOcean's, HashiCorp Vault's,
+	// Docker Hub's, Hugging Face's and SendGrid's.
+	name: "service_token",
+	lits: []string{"dop_v1_", "doo_v1_", "dor_v1_", "hvs.", "hvb.", "hvr.", "dckr_pat_", "dckr_oat_", "hf_", "SG."},
+	re:   regexp.MustCompile(`\b(?:do[opr]_v1_([a-f0-9]{64})\b|hv[sbr]\.([A-Za-z0-9_-]{24,})|dckr_[po]at_([A-Za-z0-9_-]{20,})|hf_([A-Za-z]{34})\b|SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}))`),
+	mask: []string{
+		"doctl auth init -t dop_v1_0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+		"VAULT_TOKEN hvs.CAESIR2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIj", "docker login -p dckr_pat_R2d2C3poLukeLeiaHanSolo0-_",
+		"HF hf_RdCpoLukeLeiaHanSoloAbCdEfGhIjKlMn", "SG.R2d2C3poLukeLeiaHanSol.R2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIj",
+	},
+	keep: []string{"hvs.short", "hf_hub_download(repo_id)", "self.hf_model_name_or_path_for_the_tokenizer", "SG.1 and SG.2 sections", "dop_v1_ prefix"},
+}, {
 	// curl -u user:password (or --user), in a script or a command pasted.
 	name:  "curl_user",
 	words: []string{"curl"},

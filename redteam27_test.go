@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
@@ -22,5 +23,49 @@ func TestConfigShapesMasked(t *testing.T) {
 	in := `{"message":"{\"environment\": [{\"name\": \"API_TOKEN\", \"value\": \"` + rt27Pass + `\"}]}"}`
 	if got, _ := maskString(in); strings.Contains(got, rt27Pass) {
 		t.Errorf("maskString(%q) = %q", in, got)
+	}
+}
+
+// TestProviderKeysMasked: each of rt27Keys (TestE2ERedteam27ProviderKeys) is
+// masked after its public prefix, alone and on a line of an issue's body.
+func TestProviderKeysMasked(t *testing.T) {
+	t.Parallel()
+	var body []string
+	for _, k := range rt27Keys {
+		if got, rules := maskString(k[0] + k[1]); got != k[0]+maskedMarker || len(rules) != 1 {
+			t.Errorf("maskString(%q) = %q, %q", k[0]+k[1], got, rules)
+		}
+		body = append(body, "- "+k[0]+k[1]+" (rotated)")
+	}
+	got, _, _ := scrubString(strings.Join(body, "\n"), newRedactor(), true)
+	for _, k := range rt27Keys {
+		if strings.Contains(got, k[1][:12]) {
+			t.Errorf("the body holds %q: %s", k[1][:12], got)
+		}
+	}
+}
+
+// TestRedteam27Kept: the new shapes leave ordinary text and code alone:
+// commit SHAs, UUIDs, an image's base64, templated or referenced values,
+// and prose with the rules' words.
+func TestRedteam27Kept(t *testing.T) {
+	t.Parallel()
+	img := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00\x1f\xf3\xffa" + strings.Repeat("\x00\x11\x22\x33", 40)))
+	for _, in := range []string{
+		"commit 0123456789abcdef0123456789abcdef01234567 fixes the token value check",
+		`{"id":"5f0c7a2e-8b1d-4c3f-9e6a-2d7b1c0e9f84","name":"secret_scanning","value":"enabled"}`,
+		"![logo](data:image/png;base64," + img + ")",
+		"- name: API_TOKEN\n  valueFrom:\n    secretKeyRef:\n      name: api\n      key: token",
+		"<password>${env.NEXUS_PASSWORD}</password>\n<secret>short</secret>",
+		"fn parse(tokens: Vec<Token>) -> Option<Secret> { tokens.first() }",
+		"curl -u \"$CI_USER:$CI_PASSWORD\" https://x\ncurl -sSf -u ci https://x\ncurl --user-agent a:b https://x",
+		"pip install pypi-simple; echo $npm_package_version; hf_hub_download(repo_id); see SG.12.3",
+		"AccountKey=<storage-key>;SharedAccessKeyName=RootManageSharedAccessKey",
+		"the password value is read from the vault; the token's value: see below",
+		"see the sig and value fields of the secret's token",
+	} {
+		if got, rules, _ := scrubString(in, newRedactor(), true); got != in {
+			t.Errorf("scrubString(%q) = %q, %q: want it kept", in, got, rules)
+		}
 	}
 }

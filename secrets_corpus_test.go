@@ -167,11 +167,36 @@ var secretCorpus = []corpusKey{
 	{"generic api_key/token/password/secret assignments", "generic_secret", "env:\n  - name: DB_PASSWORD\n    value: %s\n", prefixed("", alnum, 20)},
 	{"generic api_key/token/password/secret assignments", "generic_secret", `[{"name": "API_TOKEN", "value": "%s"}]`, prefixed("", alnum, 20)},
 	{"generic api_key/token/password/secret assignments", "generic_secret", `<add key="ClearTextPassword" value="%s" />`, prefixed("", base64ID, 20)},
-	// curl -u is a kind README's step 3 does not name yet: listed under the
-	// nearest kind it names.
+	// The keys below are of kinds README's step 3 does not name yet (PyPI, npm,
+	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, curl -u):
+	// each is listed under the nearest kind it names.
 	{"URL credentials", "curl_user", "deploy with\n  %s https://nexus.example.com/\n", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 20)
 		return "curl -fsS -u deploy:" + body + " -T app.tgz", body
+	}},
+	{"URL credentials", "azure_key", "the app reads %s;EndpointSuffix=core.windows.net", func(g *keyGen) (string, string) {
+		body := base64.StdEncoding.EncodeToString(g.bytes(64))
+		return "DefaultEndpointsProtocol=https;AccountName=ci0123;AccountKey=" + body, body
+	}},
+	{"URL credentials", "azure_key", "the bus is %s", func(g *keyGen) (string, string) {
+		body := base64.StdEncoding.EncodeToString(g.bytes(32))
+		return "Endpoint=sb://ci.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=" + body, body
+	}},
+	{"generic api_key/token/password/secret assignments", "pypi", "twine upload -u __token__ -p %s dist/*", func(g *keyGen) (string, string) {
+		body := "AgEIcHlwaS5vcmc" + g.s(base64ID, 160)
+		return "pypi-" + body, body
+	}},
+	{"generic api_key/token/password/secret assignments", "npm", "//registry.npmjs.org/:_authToken %s", prefixed("npm_", alnum, 36)},
+	{"generic api_key/token/password/secret assignments", "service_token", "doctl auth init -t %s", func(g *keyGen) (string, string) {
+		body := hex.EncodeToString(g.bytes(32))
+		return "dop_v1_" + body, body
+	}},
+	{"generic api_key/token/password/secret assignments", "service_token", "vault login %s", prefixed("hvs.", base64ID, 91)},
+	{"generic api_key/token/password/secret assignments", "service_token", "docker login -u ci -p %s", prefixed("dckr_pat_", base64ID, 27)},
+	{"generic api_key/token/password/secret assignments", "service_token", "huggingface-cli login --token %s", prefixed("hf_", alnum[:52], 34)},
+	{"generic api_key/token/password/secret assignments", "service_token", "the mailer sends with %s", func(g *keyGen) (string, string) {
+		body := g.s(base64ID, 22) + "." + g.s(base64ID, 43)
+		return "SG." + body, body
 	}},
 }
 
