@@ -115,3 +115,43 @@ func TestE2ERedteam27ProviderKeys(t *testing.T) {
 		}
 	}
 }
+
+// rt27Commands are commands as a repository's documentation or an issue
+// writes them, each with its secret after a flag and a blank: a Gitea
+// runner's registration token (act_runner register), a Gitea token (tea
+// login add) and a user's password (gitea admin user create).
+var rt27Commands = [][2]string{
+	{"./act_runner register --no-interactive --instance https://git.example.com --token ", "NFhKp2x7Qw9LmZr4Tb8Yc3Vd6Hs1Ja5Ge0Fu7Ki"},
+	{"tea login add --name ci --url https://git.example.com --token ", "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"},
+	{"gitea admin user create --username ci --email ci@example.com --password ", "Tr0ub4dor-and-3-staging"},
+}
+
+// TestE2ERedteam27CommandFlags: found by the red team. Before the fix carol,
+// under gitea-reviewer, read each secret of rt27Commands whole in a
+// runbook through repoGetContents: generic_secret reads --token=s, not
+// --token s.
+func TestE2ERedteam27CommandFlags(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt27flag", false)
+	s := &giteaSetup{g: g}
+	text := "# Runbook\n\n```sh\n"
+	for _, c := range rt27Commands {
+		text += c[0] + c[1] + "\n"
+	}
+	text += "```\n"
+	if s.call("alice", "POST", "/repos/"+repo+"/contents/docs/runbook.md", map[string]any{"branch": "main", "message": "the runbook",
+		"content": base64.StdEncoding.EncodeToString([]byte(text))}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/contents/docs/runbook.md"})
+	got := str(get(res, "data.content"))
+	if !strings.Contains(got, "# Runbook") {
+		t.Fatalf("the runbook: %v", res)
+	}
+	for _, c := range rt27Commands {
+		if strings.Contains(got, c[1]) || !strings.Contains(got, c[0]+"[MASKED]") {
+			t.Errorf("%q not masked: %s", c[0], got)
+		}
+	}
+}

@@ -384,6 +384,19 @@ var secretRules = []secretRule{{
 	mask:  []string{"curl -u deploy:Tr0ub4dor-and-3 -T app.tgz https://nexus.example.com/", `curl -s --user "ci:hunter2hunter2" https://x`},
 	keep:  []string{`curl -u "$USER:$PASS" https://x`, "curl -u alice https://x", "curl --user-agent a:b https://x", "curl https://x:8080/ --upload-file a:b", `curl -u ci:${{ secrets.TOKEN }}`},
 }, {
+	// A command's flag with its value after a blank, as Gitea's own tools
+	// take them: act_runner register --token (a runner token, 40
+	// alphanumerics: models/actions/runner_token.go), tea login add --token,
+	// gitea admin user create --password. Placeholders and variables are
+	// left ($TOKEN, <token>, ${{ ... }}); flag=value is generic_secret's.
+	name: "cli_flag",
+	lits: []string{"--token", "--password", "--passwd", "--secret", "--api-key", "--access-token", "--auth-token", "--client-secret"},
+	re: regexp.MustCompile(`--(?:access-|auth-|client-)?(?:token|passw(?:or)?d|secret|api-key)[ \t]+` +
+		`(?:"([^"$<\r\n][^"\r\n]{7,})"|'([^'$<\r\n][^'\r\n]{7,})'|([^\s"'` + "`" + `$<>(){}\[\]|\\-][^\s"'` + "`" + `]{7,}))`),
+	mask: []string{"./act_runner register --instance https://g --token NFhKp2x7Qw9LmZr4Tb8Yc3Vd6Hs1Ja5Ge0Fu7Ki --name r1",
+		"tea login add --url https://g --token 0123456789abcdef0123456789abcdef01234567", `gitea admin user create --username ci --password "correct horse"`},
+	keep: []string{"--token $GITEA_TOKEN", "--token <token> --password '${{ secrets.PASSWORD }}'", "docker login --password-stdin", "--token -v", "--secret short"},
+}, {
 	name: "jwt",
 	lits: []string{"eyJ"},
 	re:   regexp.MustCompile(`\beyJ([A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)`),

@@ -45,6 +45,24 @@ func TestProviderKeysMasked(t *testing.T) {
 	}
 }
 
+// TestCommandFlagsMasked: the secret of each of rt27Commands
+// (TestE2ERedteam27CommandFlags) is masked after its flag, cli_flag naming
+// it, quoted or not; the flag=value form stays generic_secret's.
+func TestCommandFlagsMasked(t *testing.T) {
+	t.Parallel()
+	for _, c := range rt27Commands {
+		for _, q := range []string{"", "'", `"`} {
+			in := c[0] + q + c[1] + q + " --name r1"
+			if got, rules := maskString(in); got != c[0]+q+maskedMarker+q+" --name r1" || !slices.Equal(rules, []string{"cli_flag"}) {
+				t.Errorf("maskString(%q) = %q, %q", in, got, rules)
+			}
+		}
+	}
+	if got, rules := maskString("--token=" + rt27Commands[0][1]); got != "--token="+maskedMarker || !slices.Equal(rules, []string{"generic_secret"}) {
+		t.Errorf("--token=: %q, %q", got, rules)
+	}
+}
+
 // TestRedteam27Kept: the new shapes leave ordinary text and code alone:
 // commit SHAs, UUIDs, an image's base64, templated or referenced values,
 // and prose with the rules' words.
@@ -63,6 +81,8 @@ func TestRedteam27Kept(t *testing.T) {
 		"AccountKey=<storage-key>;SharedAccessKeyName=RootManageSharedAccessKey",
 		"the password value is read from the vault; the token's value: see below",
 		"see the sig and value fields of the secret's token",
+		"docker login --password-stdin < pass.txt; a non-password protected repository; re-tokenize everything",
+		"act_runner register --token $RUNNER_TOKEN --name r1; tea login add --token <token>; --password '${{ secrets.PASSWORD }}'",
 	} {
 		if got, rules, _ := scrubString(in, newRedactor(), true); got != in {
 			t.Errorf("scrubString(%q) = %q, %q: want it kept", in, got, rules)

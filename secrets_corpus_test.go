@@ -168,7 +168,8 @@ var secretCorpus = []corpusKey{
 	{"generic api_key/token/password/secret assignments", "generic_secret", `[{"name": "API_TOKEN", "value": "%s"}]`, prefixed("", alnum, 20)},
 	{"generic api_key/token/password/secret assignments", "generic_secret", `<add key="ClearTextPassword" value="%s" />`, prefixed("", base64ID, 20)},
 	// The keys below are of kinds README's step 3 does not name yet (PyPI, npm,
-	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, curl -u):
+	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, curl -u,
+	// a command's --token or --password):
 	// each is listed under the nearest kind it names.
 	{"URL credentials", "curl_user", "deploy with\n  %s https://nexus.example.com/\n", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 20)
@@ -186,6 +187,11 @@ var secretCorpus = []corpusKey{
 		body := "AgEIcHlwaS5vcmc" + g.s(base64ID, 160)
 		return "pypi-" + body, body
 	}},
+	{"generic api_key/token/password/secret assignments", "cli_flag", "register the runner:\n\n    act_runner register --instance https://git.example.com --token %s\n", prefixed("", alnum, 40)},
+	{"generic api_key/token/password/secret assignments", "cli_flag", "tea login add --url https://git.example.com --token %s", func(g *keyGen) (string, string) {
+		body := hex.EncodeToString(g.bytes(20))
+		return body, body
+	}},
 	{"generic api_key/token/password/secret assignments", "npm", "//registry.npmjs.org/:_authToken %s", prefixed("npm_", alnum, 36)},
 	{"generic api_key/token/password/secret assignments", "service_token", "doctl auth init -t %s", func(g *keyGen) (string, string) {
 		body := hex.EncodeToString(g.bytes(32))
@@ -193,7 +199,7 @@ var secretCorpus = []corpusKey{
 	}},
 	{"generic api_key/token/password/secret assignments", "service_token", "vault login %s", prefixed("hvs.", base64ID, 91)},
 	{"generic api_key/token/password/secret assignments", "service_token", "docker login -u ci -p %s", prefixed("dckr_pat_", base64ID, 27)},
-	{"generic api_key/token/password/secret assignments", "service_token", "huggingface-cli login --token %s", prefixed("hf_", alnum[:52], 34)},
+	{"generic api_key/token/password/secret assignments", "service_token", "the notebook logs in with %s", prefixed("hf_", alnum[:52], 34)},
 	{"generic api_key/token/password/secret assignments", "service_token", "the mailer sends with %s", func(g *keyGen) (string, string) {
 		body := g.s(base64ID, 22) + "." + g.s(base64ID, 43)
 		return "SG." + body, body
