@@ -241,11 +241,13 @@ var secretRules = []secretRule{{
 	},
 	keep: []string{"ghp_short", "ghost_user", "see github_pat_ docs", "ghp_short…"},
 }, {
+	// Personal, runner, deploy, trigger, feed, CI job, SCIM and OAuth
+	// application tokens, and a runner's registration token (GR1348941).
 	name: "gitlab",
-	lits: []string{"glpat-"},
-	re:   regexp.MustCompile(`glpat-(?:([A-Za-z0-9_-]{20,})|([A-Za-z0-9_-]{8,})(?:…|\.\.\.))`),
-	mask: []string{"GITLAB=glpat-xYz123AbC456dEf789gH"},
-	keep: []string{"glpat-short"},
+	lits: []string{"glpat-", "glrt-", "gldt-", "glptt-", "glft-", "glcbt-", "glsoat-", "gloas-", "GR1348941"},
+	re:   regexp.MustCompile(`(?:gl(?:pat|rt|dt|ptt|ft|cbt|soat|oas)-|GR1348941)(?:([A-Za-z0-9_-]{20,})|([A-Za-z0-9_-]{8,})(?:…|\.\.\.))`),
+	mask: []string{"GITLAB=glpat-xYz123AbC456dEf789gH", "token = glrt-t1_xYz123AbC456dEf789gH", "--registration-token GR1348941xYz123AbC456dEf789gH"},
+	keep: []string{"glpat-short", "glrt- is the prefix", "GR1348941 alone"},
 }, {
 	// Gitea OAuth2 client secrets (gto_) and authorization codes (gta_):
 	// 32 random bytes in unpadded lower-case base32 (models/auth/oauth2.go).
@@ -365,16 +367,18 @@ var secretRules = []secretRule{{
 	keep: []string{"AccountKey=<key>", "SharedAccessKeyName=RootManageSharedAccessKey"},
 }, {
 	// Tokens with a prefix of their own: DigitalOcean's, HashiCorp Vault's,
-	// Docker Hub's, Hugging Face's and SendGrid's.
+	// Docker Hub's, Hugging Face's, SendGrid's, Grafana's; an age secret key.
 	name: "service_token",
-	lits: []string{"dop_v1_", "doo_v1_", "dor_v1_", "hvs.", "hvb.", "hvr.", "dckr_pat_", "dckr_oat_", "hf_", "SG."},
-	re:   regexp.MustCompile(`\b(?:do[opr]_v1_([a-f0-9]{64})\b|hv[sbr]\.([A-Za-z0-9_-]{24,})|dckr_[po]at_([A-Za-z0-9_-]{20,})|hf_([A-Za-z]{34})\b|SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}))`),
+	lits: []string{"dop_v1_", "doo_v1_", "dor_v1_", "hvs.", "hvb.", "hvr.", "dckr_pat_", "dckr_oat_", "hf_", "SG.", "glsa_", "glc_", "AGE-SECRET-KEY-1"},
+	re: regexp.MustCompile(`\b(?:do[opr]_v1_([a-f0-9]{64})\b|hv[sbr]\.([A-Za-z0-9_-]{24,})|dckr_[po]at_([A-Za-z0-9_-]{20,})|hf_([A-Za-z]{34})\b|SG\.([A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})|` +
+		`glsa_([A-Za-z0-9]{32}_[A-Fa-f0-9]{8})|glc_([A-Za-z0-9+/]{32,}={0,2})|AGE-SECRET-KEY-1([02-9AC-HJ-NP-Z]{58}))`),
 	mask: []string{
 		"doctl auth init -t dop_v1_0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
 		"VAULT_TOKEN hvs.CAESIR2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIj", "docker login -p dckr_pat_R2d2C3poLukeLeiaHanSolo0-_",
 		"HF hf_RdCpoLukeLeiaHanSoloAbCdEfGhIjKlMn", "SG.R2d2C3poLukeLeiaHanSol.R2d2C3poLukeLeiaHanSolo0123456789AbCdEfGhIj",
+		"GF_TOKEN glsa_R2d2C3poLukeLeiaHanSolo0123456Ab_0a1b2c3d", "AGE-SECRET-KEY-1YKLE55JPJRTDHHZ56VU4WQ0YJ9PGA7TM36CXAJ4D0WAQU5MWXQ0RCJDYQ4",
 	},
-	keep: []string{"hvs.short", "hf_hub_download(repo_id)", "self.hf_model_name_or_path_for_the_tokenizer", "SG.1 and SG.2 sections", "dop_v1_ prefix"},
+	keep: []string{"hvs.short", "hf_hub_download(repo_id)", "self.hf_model_name_or_path_for_the_tokenizer", "SG.1 and SG.2 sections", "dop_v1_ prefix", "glc_ is Grafana Cloud's", "AGE-SECRET-KEY-1 starts it"},
 }, {
 	// curl -u user:password (or --user), in a script or a command pasted.
 	name:  "curl_user",

@@ -75,6 +75,8 @@ var secretCorpus = []corpusKey{
 	}},
 	{"GitHub", "github", "1|xxx GH=%s… in the activity feed", prefixed("ghp_", alnum, 19)},
 	{"GitLab", "gitlab", "mirror with %s please", prefixed("glpat-", base64ID, 20)},
+	{"GitLab", "gitlab", "the runner registered with %s", prefixed("glrt-t1_", base64ID, 27)},
+	{"GitLab", "gitlab", "gitlab-runner register --registration-token %s", prefixed("GR1348941", base64ID, 20)},
 	{"Gitea OAuth", "gitea_oauth", "client secret is %s now", prefixed("gto_", base32lc, 52)},
 	{"Gitea OAuth", "gitea_oauth", "redirected with %s in the address bar", prefixed("gta_", base32lc, 52)},
 	{"AWS", "aws_access_key_id", "the access key %s is in the env dump", prefixed("AKIA", upperNum, 16)},
@@ -168,7 +170,7 @@ var secretCorpus = []corpusKey{
 	{"generic api_key/token/password/secret assignments", "generic_secret", `[{"name": "API_TOKEN", "value": "%s"}]`, prefixed("", alnum, 20)},
 	{"generic api_key/token/password/secret assignments", "generic_secret", `<add key="ClearTextPassword" value="%s" />`, prefixed("", base64ID, 20)},
 	// The keys below are of kinds README's step 3 does not name yet (PyPI, npm,
-	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, curl -u,
+	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, Grafana, age, curl -u,
 	// a command's --token or --password):
 	// each is listed under the nearest kind it names.
 	{"URL credentials", "curl_user", "deploy with\n  %s https://nexus.example.com/\n", func(g *keyGen) (string, string) {
@@ -200,6 +202,11 @@ var secretCorpus = []corpusKey{
 	{"generic api_key/token/password/secret assignments", "service_token", "vault login %s", prefixed("hvs.", base64ID, 91)},
 	{"generic api_key/token/password/secret assignments", "service_token", "docker login -u ci -p %s", prefixed("dckr_pat_", base64ID, 27)},
 	{"generic api_key/token/password/secret assignments", "service_token", "the notebook logs in with %s", prefixed("hf_", alnum[:52], 34)},
+	{"generic api_key/token/password/secret assignments", "service_token", "# public key: age1...\n%s\n", prefixed("AGE-SECRET-KEY-1", "023456789ACDEFGHJKLMNPQRSTUVWXYZ", 58)},
+	{"generic api_key/token/password/secret assignments", "service_token", "the dashboard job uses %s", func(g *keyGen) (string, string) {
+		body := g.s(alnum, 32) + "_" + hex.EncodeToString(g.bytes(4))
+		return "glsa_" + body, body
+	}},
 	{"generic api_key/token/password/secret assignments", "service_token", "the mailer sends with %s", func(g *keyGen) (string, string) {
 		body := g.s(base64ID, 22) + "." + g.s(base64ID, 43)
 		return "SG." + body, body
