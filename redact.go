@@ -465,15 +465,15 @@ var secretRules = []secretRule{{
 	// where the key contains one of the words; values under 8 characters
 	// and code-like values (calls, templates) are left alone. Quotes may be
 	// escaped, as in JSON inside a JSON string (an activity's content). So
-	// are an XML element (<password>s</password>, as Maven's settings.xml
-	// writes it) and a name's value after it (a Kubernetes env's name: and
-	// value: lines, an ECS task's {"name": ..., "value": ...}, NuGet.config's
-	// and web.config's <add key="..." value="..."/>).
+	// are, where the word ends the name, an XML element (<password>s</password>,
+	// as Maven's settings.xml writes it) and the value after the name (a
+	// Kubernetes env's name: and value: lines, an ECS task's {"name": ...,
+	// "value": ...}, NuGet.config's and web.config's <add key="..." value="..."/>).
 	name:   "generic_secret",
 	words:  []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
 	assign: true,
-	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)[a-z0-9_.-]*(?:>([^\s"'` + "`" + `<>(){}\[\]]{8,})</|(?:\\*["'])?[ \t]*` +
-		`(?:,?\s*(?:\\*["'])?value(?:\\*["'])?[ \t]*[:=]|:=|=>|[:=])[ \t]*` +
+	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)(?:>([^\s"'` + "`" + `<>(){}\[\]]{8,})</|(?:[a-z0-9_.-]*(?:\\*["'])?[ \t]*` +
+		`(?::=|=>|[:=])|(?:\\*["'])?[ \t]*,?\s*(?:\\*["'])?value(?:\\*["'])?[ \t]*[:=])[ \t]*` +
 		`(?:"((?:[^"\\\r\n]|\\.){8,})|\\+"((?:[^"\\\r\n]|\\[^"\r\n]){8,}?)\\+"|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd + `)`),
 	mask: []string{
 		"api_key=abcd1234efgh5678",
@@ -496,6 +496,7 @@ var secretRules = []secretRule{{
 		"Merge commit 'fedcba9876543210fedcba9876543210fedcba98' into main",
 		"- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}", "<password>${env.MAVEN_PASSWORD}</password>",
 		"let t: Vec<Token>::with_capacity(8)", "login <token> argument_of_the_command", "the token's value: see below",
+		`<input name="token_permission_mode" value="restricted">`, "<oauth2_token_url>https://example.com/token</oauth2_token_url>",
 	},
 }}
 
