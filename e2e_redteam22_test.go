@@ -122,7 +122,7 @@ func TestE2ERedteam22Base64Values(t *testing.T) {
 				t.Errorf("%s holds %q: %.1500s", read["operation"], leak, text)
 			}
 		}
-		if !strings.Contains(text, `"auth":"deploy:ghp_[MASKED]"`) || !strings.Contains(text, "aws_access_key_id = AKIA[MASKED]") {
+		if !strings.Contains(text, `"auth":"deploy:[MASKED]"`) || !strings.Contains(text, "aws_access_key_id = AKIA[MASKED]") {
 			t.Errorf("%s has no masked secrets: %.1500s", read["operation"], text)
 		}
 	}

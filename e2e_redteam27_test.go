@@ -163,3 +163,40 @@ func TestE2ERedteam27CommandFlags(t *testing.T) {
 		}
 	}
 }
+
+// rt27Auths are files that hold user:password in base64 as their tools
+// write it, with that base64: a Docker client's config.json (auths, as a
+// Kubernetes pull secret's .dockerconfigjson holds it too) and an .npmrc's
+// _auth.
+var rt27Auths = map[string][2]string{
+	"docker/config.json": {`{"auths": {"registry.example.com": {"auth": "%s"}}}` + "\n", base64.StdEncoding.EncodeToString([]byte("deploy:" + rt27Pass))},
+	".npmrc":             {"registry=https://npm.example.com/\n//npm.example.com/:_auth=%s\nalways-auth=true\n", base64.StdEncoding.EncodeToString([]byte("ci:" + rt27Pass))},
+}
+
+// TestE2ERedteam27BasicAuth: found by the red team. The base64 reading
+// decodes each of rt27Auths to user:password, a password of no known
+// shape, so before the fix carol, under gitea-reviewer, read both whole
+// through repoGetRawFile.
+func TestE2ERedteam27BasicAuth(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt27auth", false)
+	s := &giteaSetup{g: g}
+	var files []map[string]string
+	for path, f := range rt27Auths {
+		files = append(files, map[string]string{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf(f[0], f[1])))})
+	}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "registry access", "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	for path, f := range rt27Auths {
+		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/raw/" + path})
+		text := str(get(res, "data"))
+		if first, _, _ := strings.Cut(f[0], "%s"); !strings.Contains(text, first) {
+			t.Fatalf("%s: %v", path, res)
+		}
+		if strings.Contains(text, f[1][:12]) || strings.Contains(text, rt27Pass) {
+			t.Errorf("%s holds the password: %s", path, text)
+		}
+	}
+}

@@ -99,9 +99,11 @@ func TestBase64Values(t *testing.T) {
 	r := newRedactor("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567")
 	for in, want := range map[string]string{
 		"data:\n  credentials: " + b64([]byte("aws_access_key_id = AKIAR2D2C3POLUKE0123\n")) + "\n":             "data:\n  credentials: aws_access_key_id = AKIA[MASKED]\n\n",
-		"  .dockerconfigjson: " + b64([]byte(docker)):                                                           `  .dockerconfigjson: {"auths":{"ghcr.io":{"auth":"deploy:ghp_[MASKED]"}}}`,
-		"//npm.example.com/:_auth=" + b64([]byte("ci:"+leakGHP)) + "\nalways-auth=true":                         "//npm.example.com/:_auth=ci:ghp_[MASKED]\nalways-auth=true",
-		"//npm.example.com/:_auth=" + b64([]byte("ci:hunter2hunter2")) + "\nalways-auth=true":                   "//npm.example.com/:_auth=" + b64([]byte("ci:hunter2hunter2")) + "\nalways-auth=true", // no pattern
+		"  .dockerconfigjson: " + b64([]byte(docker)):                                                           `  .dockerconfigjson: {"auths":{"ghcr.io":{"auth":"deploy:[MASKED]"}}}`,
+		"  cfg: " + b64([]byte(`{"ghcr.io":{"blob":"`+b64([]byte("deploy:"+leakGHP))+`"}}`)):                    `  cfg: {"ghcr.io":{"blob":"deploy:ghp_[MASKED]"}}`,
+		"//npm.example.com/:_auth=" + b64([]byte("ci:"+leakGHP)) + "\nalways-auth=true":                         "//npm.example.com/:_auth=[MASKED]\nalways-auth=true", // basic_auth
+		"creds=" + b64([]byte("ci:"+leakGHP)) + "\nalways-auth=true":                                            "creds=ci:ghp_[MASKED]\nalways-auth=true",
+		"//npm.example.com/:_auth=" + b64([]byte("ci:hunter2hunter2")) + "\nalways-auth=true":                   "//npm.example.com/:_auth=[MASKED]\nalways-auth=true",
 		`{"header": "` + url([]byte("Bearer abcDEF123456ghiJKL789~~")) + `"}`:                                   `{"header": "Bearer [MASKED]"}`,
 		"key: '" + b64([]byte("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567")) + "'":                                "key: '[REDACTED]'",
 		"data:\n  note: " + b64([]byte("nothing to see in here, move on")) + "\n":                               "data:\n  note: " + b64([]byte("nothing to see in here, move on")) + "\n",

@@ -89,3 +89,23 @@ func TestRedteam27Kept(t *testing.T) {
 		}
 	}
 }
+
+// TestBasicAuthMasked: the base64 user:password of each of rt27Auths
+// (TestE2ERedteam27BasicAuth) is masked, basic_auth naming it, and so is
+// a Kubernetes pull secret's, whose .dockerconfigjson is the config.json
+// in base64.
+func TestBasicAuthMasked(t *testing.T) {
+	t.Parallel()
+	for path, f := range rt27Auths {
+		in := strings.Replace(f[0], "%s", f[1], 1)
+		want := strings.Replace(f[0], "%s", maskedMarker, 1)
+		if got, rules, _ := scrubString(in, newRedactor(), true); got != want || !slices.Equal(rules, []string{"basic_auth"}) {
+			t.Errorf("%s: scrubString = %q, %q; want %q", path, got, rules, want)
+		}
+	}
+	f := rt27Auths["docker/config.json"]
+	in := "kind: Secret\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: " + base64.StdEncoding.EncodeToString([]byte(strings.Replace(f[0], "%s", f[1], 1))) + "\n"
+	if got, _, _ := scrubString(in, newRedactor(), true); strings.Contains(got, f[1][:12]) || !strings.Contains(got, maskedMarker) {
+		t.Errorf("the pull secret: %q", got)
+	}
+}

@@ -170,12 +170,16 @@ var secretCorpus = []corpusKey{
 	{"generic api_key/token/password/secret assignments", "generic_secret", `[{"name": "API_TOKEN", "value": "%s"}]`, prefixed("", alnum, 20)},
 	{"generic api_key/token/password/secret assignments", "generic_secret", `<add key="ClearTextPassword" value="%s" />`, prefixed("", base64ID, 20)},
 	// The keys below are of kinds README's step 3 does not name yet (PyPI, npm,
-	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, Grafana, age, curl -u,
+	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, Grafana, age, curl -u, base64 auth,
 	// a command's --token or --password):
 	// each is listed under the nearest kind it names.
 	{"URL credentials", "curl_user", "deploy with\n  %s https://nexus.example.com/\n", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 20)
 		return "curl -fsS -u deploy:" + body + " -T app.tgz", body
+	}},
+	{"URL credentials", "basic_auth", "~/.docker/config.json: %s", func(g *keyGen) (string, string) {
+		body := base64.StdEncoding.EncodeToString([]byte("ci:" + g.s(alnum, 20)))
+		return `{"auths": {"registry.example.com": {"auth": "` + body + `"}}}`, body
 	}},
 	{"URL credentials", "azure_key", "the app reads %s;EndpointSuffix=core.windows.net", func(g *keyGen) (string, string) {
 		body := base64.StdEncoding.EncodeToString(g.bytes(64))
