@@ -200,3 +200,35 @@ func TestE2ERedteam27BasicAuth(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ERedteam27EnvPairDiff: found by the red team. A diff writes each
+// line of a Kubernetes env pair after '+' (or '-'), so the value's line
+// does not follow the name's with blanks only: before the fix carol, under
+// gitea-reviewer, read the password bob's pull request adds whole through
+// its .diff, masked in the file itself.
+func TestE2ERedteam27EnvPairDiff(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt27envdiff", false)
+	s := &giteaSetup{g: g}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	const base = "spec:\n  containers:\n    - name: app\n      env:\n        - name: DB_HOST\n          value: db\n"
+	s.call("alice", "POST", "/repos/"+repo+"/contents/deploy.yaml", map[string]any{"branch": "main", "message": "deploy", "content": b64(base)}, http.StatusCreated, nil)
+	var file struct{ SHA string }
+	s.call("bob", "GET", "/repos/"+repo+"/contents/deploy.yaml", nil, http.StatusOK, &file)
+	s.call("bob", "PUT", "/repos/"+repo+"/contents/deploy.yaml", map[string]any{"branch": "main", "new_branch": "db-auth", "message": "the database password",
+		"sha": file.SHA, "content": b64(base + "        - name: DB_PASSWORD\n          value: " + rt27Pass + "\n")}, http.StatusOK, nil)
+	var pr struct{ Number int }
+	s.call("bob", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "db-auth", "base": "main", "title": "the database password"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": fmt.Sprintf("/repos/%s/pulls/%d.diff", repo, pr.Number)})
+	text := str(get(res, "data"))
+	if !strings.Contains(text, "DB_PASSWORD") {
+		t.Fatalf("the diff: %v", res)
+	}
+	if strings.Contains(text, rt27Pass) || !strings.Contains(text, "+          value: [MASKED]") {
+		t.Errorf("the diff holds the password: %s", text)
+	}
+}

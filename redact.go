@@ -480,7 +480,7 @@ var secretRules = []secretRule{{
 	words:  []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
 	assign: true,
 	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)(?:>([^\s"'` + "`" + `<>(){}\[\]]{8,})</|(?:[a-z0-9_.-]*(?:\\*["'])?[ \t]*` +
-		`(?::=|=>|[:=])|(?:\\*["'])?[ \t]*,?\s*(?:\\*["'])?value(?:\\*["'])?[ \t]*[:=])[ \t]*` +
+		`(?::=|=>|[:=])|(?:\\*["'])?[ \t]*,?(?:\s|\n[-+])*(?:\\*["'])?value(?:\\*["'])?[ \t]*[:=])[ \t]*` +
 		`(?:"((?:[^"\\\r\n]|\\.){8,})|\\+"((?:[^"\\\r\n]|\\[^"\r\n]){8,}?)\\+"|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd + `)`),
 	mask: []string{
 		"api_key=abcd1234efgh5678",
@@ -616,7 +616,7 @@ func secretHits(hits []secretHit, s string) []secretHit {
 // class may fold), at '>' (an XML element's), or after an optional quote
 // (escaped or not) and blanks at ':' or '=', or, after an optional comma,
 // white space and quote, at the word value (a name/value pair, perhaps on
-// the next line); -1 for none. It rules out most words without running the
+// the next line, after a diff's '+' or '-'); -1 for none. It rules out most words without running the
 // regexp of an assign rule.
 func assignAt(s string, i int) int {
 	for i < len(s) && (isWordByte(s[i]) || s[i] == '.' || s[i] == '-' || s[i] >= 0x80) {
@@ -637,7 +637,7 @@ func assignAt(s string, i int) int {
 	if skip(" \t"); i < len(s) && (s[i] == ':' || s[i] == '=') {
 		return i
 	}
-	if skip(", \t\r\n\f\\\"'"); len(s)-i >= 5 && strings.EqualFold(s[i:i+5], "value") {
+	if skip(", \t\r\n\f\\\"'+-"); len(s)-i >= 5 && strings.EqualFold(s[i:i+5], "value") {
 		return i
 	}
 	return -1

@@ -109,3 +109,19 @@ func TestBasicAuthMasked(t *testing.T) {
 		t.Errorf("the pull secret: %q", got)
 	}
 }
+
+// TestEnvPairDiffMasked: a Kubernetes env pair's value is masked in a diff
+// (TestE2ERedteam27EnvPairDiff), added or removed; the value a kept name's
+// pair gains after its removed one is not (README residual).
+func TestEnvPairDiffMasked(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"@@ -4,3 +4,5 @@\n env:\n+  - name: DB_PASSWORD\n+    value: " + rt27Pass + "\n   - name: DB_HOST\n": "@@ -4,3 +4,5 @@\n env:\n+  - name: DB_PASSWORD\n+    value: [MASKED]\n   - name: DB_HOST\n",
+		"@@ -4,2 +4,0 @@\n-  - name: API_TOKEN\n-    value: \"" + rt27Pass + "\"\n":                          "@@ -4,2 +4,0 @@\n-  - name: API_TOKEN\n-    value: \"[MASKED]\"\n",
+		"@@ -4,2 +4,2 @@\n   - name: DB_PASSWORD\n-    value: " + rt27Pass + "\n+    value: x\n":             "@@ -4,2 +4,2 @@\n   - name: DB_PASSWORD\n-    value: [MASKED]\n+    value: x\n",
+	} {
+		if got, _, _ := scrubString(in, newRedactor(), true); got != want {
+			t.Errorf("scrubString(%q)\n = %q,\nwant %q", in, got, want)
+		}
+	}
+}
