@@ -232,3 +232,31 @@ func TestE2ERedteam27EnvPairDiff(t *testing.T) {
 		t.Errorf("the diff holds the password: %s", text)
 	}
 }
+
+// TestE2ERedteam27EntityWithoutSemicolon: found by the red team. HTML
+// decodes &quot, &amp, &lt, &gt and &nbsp without their ';' too (the
+// legacy entities, as html.UnescapeString reads them), as a minifier or a
+// hand-written page leaves them; the HTML reading decoded a text only where
+// an entity had its ';', so before the fix carol, under gitea-reviewer,
+// read the password and the Gitea token of site/setup.html whole through
+// repoGetRawFile.
+func TestE2ERedteam27EntityWithoutSemicolon(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt27ent", false)
+	s := &giteaSetup{g: g}
+	const tok = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+	page := "<h2>Setup</h2>\n<pre>export DB_PASSWORD=&quot" + rt27Pass + "&quot\ncurl -H &quotAuthorization: token&nbsp" + tok + "&quot https://git.example.com/api/v1/user</pre>\n"
+	if s.call("alice", "POST", "/repos/"+repo+"/contents/site/setup.html", map[string]any{"branch": "main", "message": "build the docs",
+		"content": base64.StdEncoding.EncodeToString([]byte(page))}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/raw/site/setup.html"})
+	text := str(get(res, "data"))
+	if !strings.Contains(text, "<h2>Setup</h2>") {
+		t.Fatalf("the page: %v", res)
+	}
+	if strings.Contains(text, rt27Pass) || strings.Contains(text, tok) {
+		t.Errorf("the page holds a secret: %s", text)
+	}
+}

@@ -429,19 +429,25 @@ func unquoteC(q string) string {
 // numeric, as html.EscapeString writes quotes (&#34;, &#39;), or named, as
 // the tools that write HTML files (a site or documentation built into a
 // repository) write them (&quot;, &nbsp;, which is read as the blank it
-// stands for: the rules' separators are ASCII).
+// stands for: the rules' separators are ASCII), or one of legacyEntities
+// without its ';', which HTML decodes too (a minifier drops it).
 func unescapeHTML(s string) string {
 	for i := strings.IndexByte(s, '&'); i >= 0; i = indexByteFrom(s, '&', i+1) {
 		j := i + 1
 		for j < len(s) && j-i <= 8 && (s[j]|0x20 >= 'a' && s[j]|0x20 <= 'z') {
 			j++
 		}
-		if j < len(s) && (j == i+1 && s[j] == '#' || j > i+1 && s[j] == ';') {
-			return html.UnescapeString(strings.ReplaceAll(s, "&nbsp;", " "))
+		if j < len(s) && (j == i+1 && s[j] == '#' || j > i+1 && s[j] == ';') ||
+			slices.ContainsFunc(legacyEntities, func(e string) bool { return strings.HasPrefix(s[i+1:j], e) }) {
+			return html.UnescapeString(strings.NewReplacer("&nbsp;", " ", "&nbsp", " ").Replace(s))
 		}
 	}
 	return s
 }
+
+// legacyEntities are the entities html.UnescapeString decodes without a ';'
+// that a secret's text may need: a quote, '&', '<', '>' and a blank.
+var legacyEntities = []string{"quot", "amp", "lt", "gt", "nbsp"}
 
 // unescapeURL returns a URL or path s (a text without blanks or lines), or
 // a text that holds a URL escaped in another's query (its "://" as

@@ -125,3 +125,19 @@ func TestEnvPairDiffMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestEntityWithoutSemicolon: the HTML reading decodes the legacy entities
+// without their ';' (TestE2ERedteam27EntityWithoutSemicolon), &nbsp as a
+// blank; a text with an '&' of another word is delivered as it is.
+func TestEntityWithoutSemicolon(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"export DB_PASSWORD=&quot" + rt27Pass + "&quot":                                       `export DB_PASSWORD="[MASKED]"`,
+		"curl -H &quotAuthorization: token&nbsp0a1b2c3d4e5f60718293a4b5c6d7e8f901234567&quot": `curl -H "Authorization: token [MASKED]"`,
+		"see /search?q=x&page=2&gtm=1 &amp friends":                                           "see /search?q=x&page=2&gtm=1 &amp friends",
+	} {
+		if got, _, _ := scrubString(in, newRedactor(), true); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
