@@ -144,12 +144,12 @@ var secretCorpus = []corpusKey{
 		body := hex.EncodeToString(g.bytes(20)) // a Gitea token as the user name, x-oauth-basic its password
 		return "https://" + body + ":x-oauth-basic@git.example.com/o/r.git", body
 	}},
-	{"URL credentials", "url_signature", "the Teams channel's hook is %s now", func(g *keyGen) (string, string) {
+	{"signed addresses", "url_signature", "the Teams channel's hook is %s now", func(g *keyGen) (string, string) {
 		body := g.s(base64ID, 43) // a Power Automate workflow's address, signed
 		return "https://prod-27.westeurope.logic.azure.com:443/workflows/" + hex.EncodeToString(g.bytes(16)) +
 			"/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=" + body, body
 	}},
-	{"URL credentials", "url_signature", "the build log: %s", func(g *keyGen) (string, string) {
+	{"signed addresses", "url_signature", "the build log: %s", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 30) + "%2B" + g.s(alnum, 10) + "%3D" // an Azure SAS, URL-escaped base64
 		return "https://ci.blob.core.windows.net/logs/41.txt?sv=2022-11-02&sp=r&se=2026-12-31T00%3A00%3A00Z&sig=" + body, body
 	}},
@@ -173,45 +173,45 @@ var secretCorpus = []corpusKey{
 	// Azure, DigitalOcean, Vault, Docker Hub, Hugging Face, SendGrid, Grafana, age, curl -u, base64 auth,
 	// a command's --token or --password):
 	// each is listed under the nearest kind it names.
-	{"URL credentials", "curl_user", "deploy with\n  %s https://nexus.example.com/\n", func(g *keyGen) (string, string) {
+	{"Basic credentials", "curl_user", "deploy with\n  %s https://nexus.example.com/\n", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 20)
 		return "curl -fsS -u deploy:" + body + " -T app.tgz", body
 	}},
-	{"URL credentials", "basic_auth", "~/.docker/config.json: %s", func(g *keyGen) (string, string) {
+	{"Basic credentials", "basic_auth", "~/.docker/config.json: %s", func(g *keyGen) (string, string) {
 		body := base64.StdEncoding.EncodeToString([]byte("ci:" + g.s(alnum, 20)))
 		return `{"auths": {"registry.example.com": {"auth": "` + body + `"}}}`, body
 	}},
-	{"URL credentials", "azure_key", "the app reads %s;EndpointSuffix=core.windows.net", func(g *keyGen) (string, string) {
+	{"Azure", "azure_key", "the app reads %s;EndpointSuffix=core.windows.net", func(g *keyGen) (string, string) {
 		body := base64.StdEncoding.EncodeToString(g.bytes(64))
 		return "DefaultEndpointsProtocol=https;AccountName=ci0123;AccountKey=" + body, body
 	}},
-	{"URL credentials", "azure_key", "the bus is %s", func(g *keyGen) (string, string) {
+	{"Azure", "azure_key", "the bus is %s", func(g *keyGen) (string, string) {
 		body := base64.StdEncoding.EncodeToString(g.bytes(32))
 		return "Endpoint=sb://ci.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=" + body, body
 	}},
-	{"generic api_key/token/password/secret assignments", "pypi", "twine upload -u __token__ -p %s dist/*", func(g *keyGen) (string, string) {
+	{"PyPI", "pypi", "twine upload -u __token__ -p %s dist/*", func(g *keyGen) (string, string) {
 		body := "AgEIcHlwaS5vcmc" + g.s(base64ID, 160)
 		return "pypi-" + body, body
 	}},
-	{"generic api_key/token/password/secret assignments", "cli_flag", "register the runner:\n\n    act_runner register --instance https://git.example.com --token %s\n", prefixed("", alnum, 40)},
-	{"generic api_key/token/password/secret assignments", "cli_flag", "tea login add --url https://git.example.com --token %s", func(g *keyGen) (string, string) {
+	{"command-line secret flags", "cli_flag", "register the runner:\n\n    act_runner register --instance https://git.example.com --token %s\n", prefixed("", alnum, 40)},
+	{"command-line secret flags", "cli_flag", "tea login add --url https://git.example.com --token %s", func(g *keyGen) (string, string) {
 		body := hex.EncodeToString(g.bytes(20))
 		return body, body
 	}},
-	{"generic api_key/token/password/secret assignments", "npm", "//registry.npmjs.org/:_authToken %s", prefixed("npm_", alnum, 36)},
-	{"generic api_key/token/password/secret assignments", "service_token", "doctl auth init -t %s", func(g *keyGen) (string, string) {
+	{"npm", "npm", "//registry.npmjs.org/:_authToken %s", prefixed("npm_", alnum, 36)},
+	{"DigitalOcean", "service_token", "doctl auth init -t %s", func(g *keyGen) (string, string) {
 		body := hex.EncodeToString(g.bytes(32))
 		return "dop_v1_" + body, body
 	}},
-	{"generic api_key/token/password/secret assignments", "service_token", "vault login %s", prefixed("hvs.", base64ID, 91)},
-	{"generic api_key/token/password/secret assignments", "service_token", "docker login -u ci -p %s", prefixed("dckr_pat_", base64ID, 27)},
-	{"generic api_key/token/password/secret assignments", "service_token", "the notebook logs in with %s", prefixed("hf_", alnum[:52], 34)},
-	{"generic api_key/token/password/secret assignments", "service_token", "# public key: age1...\n%s\n", prefixed("AGE-SECRET-KEY-1", "023456789ACDEFGHJKLMNPQRSTUVWXYZ", 58)},
-	{"generic api_key/token/password/secret assignments", "service_token", "the dashboard job uses %s", func(g *keyGen) (string, string) {
+	{"Vault", "service_token", "vault login %s", prefixed("hvs.", base64ID, 91)},
+	{"Docker Hub", "service_token", "docker login -u ci -p %s", prefixed("dckr_pat_", base64ID, 27)},
+	{"Hugging Face", "service_token", "the notebook logs in with %s", prefixed("hf_", alnum[:52], 34)},
+	{"age", "service_token", "# public key: age1...\n%s\n", prefixed("AGE-SECRET-KEY-1", "023456789ACDEFGHJKLMNPQRSTUVWXYZ", 58)},
+	{"Grafana", "service_token", "the dashboard job uses %s", func(g *keyGen) (string, string) {
 		body := g.s(alnum, 32) + "_" + hex.EncodeToString(g.bytes(4))
 		return "glsa_" + body, body
 	}},
-	{"generic api_key/token/password/secret assignments", "service_token", "the mailer sends with %s", func(g *keyGen) (string, string) {
+	{"SendGrid", "service_token", "the mailer sends with %s", func(g *keyGen) (string, string) {
 		body := g.s(base64ID, 22) + "." + g.s(base64ID, 43)
 		return "SG." + body, body
 	}},
