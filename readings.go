@@ -428,9 +428,11 @@ func unquoteC(q string) string {
 // unescapeHTML returns s with its HTML entities decoded where it has one:
 // numeric, as html.EscapeString writes quotes (&#34;, &#39;), or named, as
 // the tools that write HTML files (a site or documentation built into a
-// repository) write them (&quot;, &nbsp;, which is read as the blank it
-// stands for: the rules' separators are ASCII), or one of legacyEntities
-// without its ';', which HTML decodes too (a minifier drops it).
+// repository) write them (&quot;, &nbsp;), or one of legacyEntities without
+// its ';', which HTML decodes too (a minifier drops it). What it decodes is
+// read as asciiForms reads it: an entity's Unicode blank or fullwidth form
+// (&nbsp;, &#160;, &ensp;, &#65306;) is no separator to the rules, and a
+// reading is delivered only where it shows a secret by itself.
 func unescapeHTML(s string) string {
 	for i := strings.IndexByte(s, '&'); i >= 0; i = indexByteFrom(s, '&', i+1) {
 		j := i + 1
@@ -439,15 +441,16 @@ func unescapeHTML(s string) string {
 		}
 		if j < len(s) && (j == i+1 && s[j] == '#' || j > i+1 && s[j] == ';') ||
 			slices.ContainsFunc(legacyEntities, func(e string) bool { return strings.HasPrefix(s[i+1:j], e) }) {
-			return html.UnescapeString(strings.NewReplacer("&nbsp;", " ", "&nbsp", " ").Replace(s))
+			return asciiForms(html.UnescapeString(s))
 		}
 	}
 	return s
 }
 
 // legacyEntities are the entities html.UnescapeString decodes without a ';'
-// that a secret's text may need: a quote, '&', '<', '>' and a blank.
-var legacyEntities = []string{"quot", "amp", "lt", "gt", "nbsp"}
+// that a secret's text may need: a quote, '&', '<', '>' (in either case, as
+// HTML names them) and a blank.
+var legacyEntities = []string{"quot", "amp", "lt", "gt", "nbsp", "QUOT", "AMP", "LT", "GT"}
 
 // unescapeURL returns a URL or path s (a text without blanks or lines), or
 // a text that holds a URL escaped in another's query (its "://" as

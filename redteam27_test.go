@@ -141,3 +141,25 @@ func TestEntityWithoutSemicolon(t *testing.T) {
 		}
 	}
 }
+
+// TestEntityBlanksRead: an entity standing for a Unicode blank or a
+// fullwidth form, numeric or named (&#160;, &ensp;, &#65306;), is read as the
+// ASCII it stands for, as &nbsp; is: the HTML reading alone shows no secret
+// there (the rules' separators are ASCII), and the ASCII reading of the text
+// finds no such character in it. The upper-case legacy entities (&QUOT) are
+// read without their ';' too.
+func TestEntityBlanksRead(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Authorization: token&#160;0123456789abcdef0123456789abcdef01234567": "Authorization: token [MASKED]",
+		"Authorization: token&#xA0;0123456789abcdef0123456789abcdef01234567": "Authorization: token [MASKED]",
+		"Authorization: token&ensp;0123456789abcdef0123456789abcdef01234567": "Authorization: token [MASKED]",
+		"staging password&#65306;hunter2hunter2":                             "staging password:[MASKED]",
+		"export DB_PASSWORD=&QUOT" + rt27Pass + "&QUOT":                      `export DB_PASSWORD="[MASKED]"`,
+		"<p>Q&amp;A: the password rotates&ensp;&mdash; ask ops</p>":          "<p>Q&amp;A: the password rotates&ensp;&mdash; ask ops</p>",
+	} {
+		if got, _, _ := scrubString(in, newRedactor(), true); got != want {
+			t.Errorf("scrubString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
