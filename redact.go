@@ -369,9 +369,9 @@ var secretRules = []secretRule{{
 	// user:password in base64 (or so read): a Docker config.json's auth, an .npmrc's _auth.
 	name: "basic_auth",
 	lits: []string{`"auth"`, "_auth="},
-	re:   regexp.MustCompile(`(?:"auth"[ \t]*:[ \t]*"|_auth=)(?:([A-Za-z0-9+/]{12,}={0,2})(?:["\s]|$)|[^":\s]*:([^"\s]+))`),
+	re:   regexp.MustCompile(`(?:"auth"[ \t]*:[ \t]*"|_auth=)(?:([A-Za-z0-9+/]{12,}={0,2})(?:["\s]|$)|[^":\s]*:([^"\s/][^"\s]*))`),
 	mask: []string{`{"auths": {"r.example.com": {"auth": "ZGVwbG95OlRyMHViNGRvcg=="}}}`, "//npm.example.com/:_auth=Y2k6VHIwdWI0ZG9y\n", `"auth": "ci:Tr0ub4dor"`},
-	keep: []string{`{"auth": "required"}`, `"auth": "oauth2"`, "_authToken=${NPM_TOKEN}", `self._auth = authenticator`},
+	keep: []string{`{"auth": "required"}`, `"auth": "oauth2"`, `{"auth": "https://sso.example.com/auth"}`, "_authToken=${NPM_TOKEN}", `self._auth = authenticator`},
 }, {
 	// Tokens with a prefix of their own: DigitalOcean's, HashiCorp Vault's,
 	// Docker Hub's, Hugging Face's, SendGrid's, Grafana's; an age secret key.
