@@ -673,10 +673,7 @@ func (x *executor) issueNamed(ctx context.Context, texts []any, full string) str
 	seen := map[string]bool{}
 	for _, t := range texts {
 		s, _ := t.(string)
-		if strings.Contains(s, "\n") { // as refOutside reads a hard line break
-			s += "\n" + hardBreak.ReplaceAllString(s, "")
-		}
-		for _, m := range issueNum.FindAllStringSubmatch(s, -1) {
+		for _, m := range issueNum.FindAllStringSubmatch(breaksJoined(s), -1) {
 			owner, name, _ := strings.Cut(full, "/")
 			if m[1] != "" {
 				owner, name = m[1], m[2]

@@ -552,6 +552,15 @@ var crossRef = regexp.MustCompile(`([0-9A-Za-z_.-]+)/([0-9A-Za-z_.-]+)(?:[#!][0-
 // the newline), which Gitea's reference reader (mdstripper) drops.
 var hardBreak = regexp.MustCompile(`(?:[ \t]{2,}|\\)\r?\n`)
 
+// breaksJoined returns s, and after it, where s has lines, s with its hard
+// line breaks removed, as Gitea's reference reader joins their lines.
+func breaksJoined(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return s + "\n" + hardBreak.ReplaceAllString(s, "")
+}
+
 // refOutside returns the first repository outside p's repositories that a
 // string anywhere in the body v references (crossRef), or "". Gitea records a
 // reference from a comment, an issue or pull request text or a commit
@@ -559,10 +568,7 @@ var hardBreak = regexp.MustCompile(`(?:[ \t]{2,}|\\)\r?\n`)
 func (p *profile) refOutside(v any) string {
 	switch v := v.(type) {
 	case string:
-		if strings.Contains(v, "\n") { // Gitea joins the lines of a Markdown hard line break with nothing between
-			v += "\n" + hardBreak.ReplaceAllString(v, "")
-		}
-		for _, m := range crossRef.FindAllStringSubmatch(v, -1) {
+		for _, m := range crossRef.FindAllStringSubmatch(breaksJoined(v), -1) {
 			if !p.allowsRepo(m[1], m[2]) {
 				return m[1] + "/" + m[2]
 			}
