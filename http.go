@@ -430,6 +430,8 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case p.meta >= modernVersion || sid == "" && v == modernVersion:
 		t.stateless(w, r, body, p)
+	case sid == "" && v == "" && !batch && p.msg.Method == "ping": // the Go SDK's on 2026-07-28 (no ping there): as on stdio
+		reply(w, p.sse, http.StatusOK, p.handle(r.Context(), newSession(t.srv, func([]byte) {}), body))
 	case v != "" && !slices.Contains(supportedVersions, v):
 		httpFail(w, http.StatusBadRequest, p.id(), unsupportedVersion(v))
 	case !batch && p.msg.Method == "initialize":
