@@ -534,6 +534,8 @@ func TestInfraCheck(t *testing.T) {
 		{"marker in go file", map[string]string{"main.go": "package main\n" + ours + "var a = 1\n", "config.json": "{}"}, "conflict marker in SRC/main.go at line 2"},
 		{"separator in go file", map[string]string{"x.go": "a\n" + sep + "\r\nb\n", "config.json": "{}"}, "conflict marker in SRC/x.go at line 2"},
 		{"theirs in go file", map[string]string{"x.go": theirs, "config.json": "{}"}, "conflict marker in SRC/x.go at line 1"},
+		{"separator ending the file", map[string]string{"x.go": "a\n\n" + sep + "\r", "config.json": "{}"}, "conflict marker in SRC/x.go at line 3"},
+		{"the first of several", map[string]string{"x.go": "a\n" + sep + "\n" + ours + theirs, "config.json": "{}"}, "conflict marker in SRC/x.go at line 2"},
 		{"lookalikes", map[string]string{"x.go": "// " + ours + sep + "=\n" + sep + " x\n" + strings.Repeat(">", 7) + "\n", "config.json": "{}"}, ""},
 		{"markers in other files", map[string]string{"README.md": ours, "sub/y.go": ours, "config.json": "{}"}, ""},
 		{"marker in config", map[string]string{"config.json": "{\n" + ours + "}\n"}, "conflict marker in SRC/config.json at line 2"},

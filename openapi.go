@@ -433,9 +433,14 @@ func (op *operation) parameters() error {
 }
 
 // routeSpec returns what the route table needs of the operation: its route
-// and the allowed values of enum path parameters.
+// and the allowed values of enum path parameters. Only an operation object
+// that may spell the key "enum" is decoded for them (spellsEnum): building
+// the table decoded all 471 of Gitea 1.26.0's, 20 ms of the first call, for 13.
 func (op *operation) routeSpec() routeSpec {
 	spec := routeSpec{Method: op.Method, Route: op.Route, OperationID: op.ID}
+	if !spellsEnum(op.raw) {
+		return spec
+	}
 	op.parameters() // a broken operation keeps no enums
 	for _, p := range op.params {
 		if p.In == "path" && len(p.Enum) > 0 {
@@ -446,6 +451,18 @@ func (op *operation) routeSpec() routeSpec {
 		}
 	}
 	return spec
+}
+
+// spellsEnum reports whether b holds "enum" in any case or a \u escape: the
+// forms in which encoding/json reads the key (no other letter folds to e, n,
+// u or m).
+func spellsEnum(b []byte) bool {
+	for i := 0; i+4 <= len(b); i++ {
+		if b[i]|0x20 == 'e' && b[i+1]|0x20 == 'n' && b[i+2]|0x20 == 'u' && b[i+3]|0x20 == 'm' {
+			return true
+		}
+	}
+	return bytes.Contains(b, []byte(`\u`))
 }
 
 // oneLine joins the lines of a description.

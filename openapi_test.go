@@ -487,3 +487,29 @@ func TestSchemasStrict(t *testing.T) {
 		walk(tl.name, "", entry.InputSchema)
 	}
 }
+
+// TestRouteSpecs: routeSpec decodes only the operations that may spell an
+// enum, and reads the same enum path parameters as a whole decoding of the
+// document, and in a key that is spelt in another case or escaped.
+func TestRouteSpecs(t *testing.T) {
+	t.Parallel()
+	var got []routeSpec
+	for _, op := range docOperations(t) {
+		got = append(got, op.routeSpec())
+	}
+	slices.SortFunc(got, func(a, b routeSpec) int { return strings.Compare(a.OperationID, b.OperationID) })
+	if diff := cmp.Diff(docRoutes(t), got); diff != "" {
+		t.Errorf("route specs of the document: mismatch (-want +got):\n%s", diff)
+	}
+	for _, key := range []string{"enum", "ENUM", "eNum", `\u0065num`, `e\u006Eum`} {
+		doc := `{"swagger":"2.0","paths":{"/a/{k}":{"get":{"operationId":"x","parameters":[{"name":"k","in":"path","` + key + `":["b","c"]}]}}}}`
+		ops, err := parseOpenAPI([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := routeSpec{Method: "GET", Route: "/a/{k}", OperationID: "x", Enums: map[string][]string{"k": {"b", "c"}}}
+		if diff := cmp.Diff(want, ops[0].routeSpec()); diff != "" {
+			t.Errorf("%s: mismatch (-want +got):\n%s", key, diff)
+		}
+	}
+}
