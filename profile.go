@@ -523,6 +523,20 @@ func selectProfile(cfg *profileConfig, name string, tokenOf func(string) string)
 	return p, token, nil
 }
 
+// switchProfile is selectProfile for gitea_activate_profile: it reaches
+// only the file's own profiles, never a built-in one, which would leave the
+// file's forbidden operations and repositories behind, nor none (name ""),
+// under which every read is allowed, on any repository, with GITEA_TOKEN.
+func switchProfile(cfg *profileConfig, name string, tokenOf func(string) string) (*profile, string, error) {
+	switch {
+	case name == "":
+		return nil, "", errors.New("no profile named: switching reaches only the profiles of GITEA_MCP_CONFIG, never none, under which every read would be allowed on any repository, whatever their repositories")
+	case slices.ContainsFunc(builtinProfiles(), func(p *profile) bool { return p.Name == name }):
+		return nil, "", fmt.Errorf("profile %q is built in: switching reaches only the profiles of GITEA_MCP_CONFIG, whose limits (forbidden operations, repositories) a built-in would leave behind", name)
+	}
+	return selectProfile(cfg, name, tokenOf)
+}
+
 // errUnsetToken is selectProfile's error for a profile whose token variable is
 // empty: activation is refused, but the server starts with it (its calls
 // then fail with not_configured), as clients start servers before users fill

@@ -532,7 +532,7 @@ func (x *executor) reconciles() bool {
 func (x *executor) switching() bool { return x.profiles != nil && x.profiles.AllowRuntimeSwitching }
 
 // activateProfileTool serves gitea_activate_profile: it selects the profile
-// (one of the file's, never a built-in) and its token, clears the cached
+// (one of the file's: switchProfile) and its token, clears the cached
 // identity, verifies the new one through Gitea and tells the client that the
 // tool list changed.
 func activateProfileTool(ctx context.Context, s *server, sess *session, args map[string]any) map[string]any {
@@ -541,10 +541,8 @@ func activateProfileTool(ctx context.Context, s *server, sess *session, args map
 	if !x.switching() {
 		return errorResult("permission_denied", "runtime profile switching is not allowed by this server's configuration; use a server started with the profile you need")
 	}
-	prof, token, err := selectProfile(x.profiles, name, s.cfg.token)
-	if slices.ContainsFunc(builtinProfiles(), func(p *profile) bool { return p.Name == name }) {
-		err = fmt.Errorf("profile %q is built in: switching reaches only the profiles of GITEA_MCP_CONFIG, whose limits (forbidden operations, repositories) a built-in would leave behind", name)
-	} else if err == nil && strings.ContainsAny(token, " \t\r\n") {
+	prof, token, err := switchProfile(x.profiles, name, s.cfg.token)
+	if err == nil && strings.ContainsAny(token, " \t\r\n") {
 		err = errors.New("the profile's token contains white space")
 	}
 	if err != nil {
