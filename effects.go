@@ -35,7 +35,7 @@ import (
 //     parent) needs gitea.pr.close, and one that bases one gitea.pr.create
 //     too: Gitea closes the first and retargets (or closes) the second;
 //   - retargeting a pull request an official approval stands on (changing
-//     its base, or deleting the branch it is based on) needs
+//     its base, or deleting or renaming the branch it is based on) needs
 //     gitea.repo.admin: Gitea keeps the approval for the new base; so does
 //     reopening one whose head was pushed while it was closed, which Gitea
 //     judged for no approval (reopenCarried);
@@ -203,6 +203,20 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 					fmt.Sprintf("deleting the branch %q retargets the pull request %s!%d based on it to the default branch", branch, full, n)); why != "" {
 					return "gitea.repo.admin", why
 				}
+			}
+		}
+	}
+	if to, _ := body["name"].(string); op.ID == "repoRenameBranch" && !p.grants("gitea.repo.admin") {
+		// Gitea renames the base of the open pull requests based on the branch
+		// (models/git/branch.go RenameBranch), keeping their approvals, as given.
+		_, based, ok := x.openPullsOn(ctx, repo, repo, params["branch"])
+		if !ok {
+			return "gitea.repo.admin", fmt.Sprintf("cannot read from Gitea which open pull requests of %q are based on the branch %q, which its renaming retargets with their approvals; refusing", repo, params["branch"])
+		}
+		for _, n := range based {
+			if why := x.approvalCarried(ctx, p, map[string]string{"owner": params["owner"], "repo": params["repo"], "index": strconv.FormatInt(n, 10)},
+				fmt.Sprintf("renaming the branch %q to %q retargets the pull request %s!%d based on it", params["branch"], to, repo, n)); why != "" {
+				return "gitea.repo.admin", why
 			}
 		}
 	}
