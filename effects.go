@@ -59,7 +59,8 @@ import (
 // (pushedMessages, the caller's name a sign-off writes included) or by the
 // stored text whose cross-references an edit or deletion withdraws; the
 // caller's running stopwatch, which starting another stops; a deleted
-// issue's dependency links; a deleted fork's
+// issue's dependency links (a deleted repository's issues' too, and the
+// references their texts made: issuesOutside); a deleted fork's
 // parent, whose pull requests the deletion closes; the owner an accepted
 // transfer moves the repository to; a fork's parent where a deleted,
 // renamed or pushed-to branch (a contents write's, repoUpdateBranch's, a
@@ -271,6 +272,9 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			if owner, name, _ := strings.Cut(r.Parent.FullName, "/"); !p.allowsRepo(owner, name) {
 				return "", fmt.Sprintf("deleting %q closes the pull requests it heads in %q, the repository it forks, outside the repositories of %s", repo, r.Parent.FullName, p.Name)
 			}
+		}
+		if why := x.issuesOutside(ctx, p, params); why != "" {
+			return "", why
 		}
 	}
 	if read, ok := storedTexts[op.ID]; ok && p.repoPats != nil && (read == "issueGetComment" || op.ID == "issueDelete" || body["title"] != nil || body["body"] != nil) {
@@ -726,3 +730,40 @@ func (x *executor) issueNamed(ctx context.Context, texts []any, full string) str
 // maxNamed bounds the references (and repositories) issueNamed reads: more
 // are refused.
 const maxNamed = 100
+
+// issuesOutside returns why deleting the repository of params reaches
+// outside p's repositories, or "": Gitea deletes its issues and pull requests
+// as deleting each one does, with their dependency links
+// (services/issue/issue.go DeleteIssuesByRepoID, deleteIssue), and the
+// cross-references their texts made in other repositories' issues
+// (services/repository/delete.go, Comment{RefRepoID}). Read live, every page:
+// the titles and descriptions, the comments, and each one's links.
+func (x *executor) issuesOutside(ctx context.Context, p *profile, params map[string]string) string {
+	repo := map[string]string{"owner": params["owner"], "repo": params["repo"]}
+	type text struct {
+		Number int64  `json:"number"`
+		Title  string `json:"title"`
+		Body   string `json:"body"`
+	}
+	issues, ok := allPages[text](ctx, x, "issueListIssues", repo, url.Values{"state": {"all"}})
+	comments, ok2 := allPages[text](ctx, x, "issueGetRepoComments", repo, nil)
+	if !ok || !ok2 {
+		return fmt.Sprintf("cannot read from Gitea every issue and comment of %s/%s, whose dependency links and cross-references its deletion deletes; refusing", repo["owner"], repo["repo"])
+	}
+	var texts []any
+	for _, t := range append(issues, comments...) {
+		texts = append(texts, t.Title, t.Body)
+	}
+	if ref := p.refOutside(texts); ref != "" {
+		return fmt.Sprintf("deleting %s/%s deletes the cross-references its issues and comments made, and one references %q, outside the repositories of %s", repo["owner"], repo["repo"], ref, p.Name)
+	}
+	for _, is := range issues {
+		switch linked, ok := x.linkedOutside(ctx, p, map[string]string{"owner": repo["owner"], "repo": repo["repo"], "index": strconv.FormatInt(is.Number, 10)}); {
+		case !ok:
+			return fmt.Sprintf("cannot read from Gitea every issue #%d of %s/%s depends on or blocks, whose link the repository's deletion deletes; refusing", is.Number, repo["owner"], repo["repo"])
+		case linked != "":
+			return fmt.Sprintf("deleting %s/%s deletes the dependency link of its #%d with %s, outside the repositories of %s", repo["owner"], repo["repo"], is.Number, linked, p.Name)
+		}
+	}
+	return ""
+}

@@ -1515,7 +1515,8 @@ func TestLiveAllowlistEdits(t *testing.T) {
 	}
 	repo := func(parent any) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
-			f.user("bob").json(repoPath, map[string]any{"full_name": "alice/demo", "parent": parent}).on("DELETE", repoPath, 204)
+			f.user("bob").json(repoPath, map[string]any{"full_name": "alice/demo", "parent": parent}).on("DELETE", repoPath, 204).
+				answer("GET", repoPath+"/issues", fakeWith(200, "[]", "X-Total-Count", "0")).answer("GET", repoPath+"/issues/comments", fakeWith(200, "[]", "X-Total-Count", "0"))
 		}
 	}
 	del := map[string]any{"operation": "repoDelete", "arguments": map[string]any{"owner": "alice", "repo": "demo"}}
@@ -1562,7 +1563,7 @@ func TestLiveAllowlistEdits(t *testing.T) {
 			denied("gitea.issue.edit", `starting a stopwatch stops yours running on bob/secret#2, writing its time and a comment there, outside the repositories of demo-admin`, getIssue, "GET /user/stopwatches")},
 		{"start a stopwatch, one running within", "demo-admin", stopwatch(`[{"repo_owner_name":"alice","repo_name":"demo","issue_index":2}]`), "gitea_call_operation", start,
 			liveGot{Sent: []string{getIssue, "GET /user/stopwatches", "POST " + issuePath + "/stopwatch/start"}}},
-		{"delete a repository", "demo-admin", repo(nil), "gitea_call_operation", del, liveGot{Sent: []string{getRepo, "DELETE " + repoPath}}},
+		{"delete a repository", "demo-admin", repo(nil), "gitea_call_operation", del, liveGot{Sent: []string{getRepo, getRepo + "/issues", getRepo + "/issues/comments", "DELETE " + repoPath}}},
 		{"delete a fork of a repository outside", "demo-admin", repo(map[string]any{"full_name": "bob/up"}), "gitea_call_operation", del,
 			denied("gitea.repo.admin", `deleting "alice/demo" closes the pull requests it heads in "bob/up", the repository it forks, outside the repositories of demo-admin`, getRepo)},
 	}, "GITEA_MCP_CONFIG", config)
