@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2ERedteam29PushMarksMerged: found by the red team. Where a
+// repository detects manual merges (autodetect_manual_merge), Gitea marks
+// merged, by the branch's pusher, every open pull request whose head a push
+// to its base brings in (services/pull/check.go manuallyMerged, from
+// AddTestPullRequestTask's check of the pull requests based on the pushed
+// branch): it closes it, as do: manually-merged does. Before the fix bob,
+// under gitea-author (no gitea.pr.merge, no gitea.pr.close), moved dev to
+// carol's pull request's head through repoUpdateBranch, and Gitea marked it
+// merged by bob.
+func TestE2ERedteam29PushMarksMerged(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt29mark", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "PATCH", "/repos/"+repo, map[string]any{"autodetect_manual_merge": true}, http.StatusOK, nil)
+	s.call("alice", "POST", "/repos/"+repo+"/branches", map[string]any{"new_branch_name": "dev", "old_branch_name": "main"}, http.StatusCreated, nil)
+	var other struct{ Commit struct{ SHA string } }
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "other", "message": "other", "files": fileOps("other.txt")}, http.StatusCreated, &other)
+	s.call("carol", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "other", "new_branch": "topic", "message": "topic", "files": fileOps("topic.txt")}, http.StatusCreated, nil)
+	var pr openedPR
+	s.call("carol", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "dev", "title": "into dev"}, http.StatusCreated, &pr)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=gitea-author", "GITEA_MCP_TOOLS=repoUpdateBranch")
+	// A commit that does not hold the pull request's head is bob's to move dev to.
+	if res, isErr := c.callTool("repoUpdateBranch", map[string]any{"owner": owner, "repo": name, "branch": "dev", "body": map[string]any{"new_commit_id": other.Commit.SHA}}); isErr {
+		t.Fatalf("moving dev to a commit that holds no pull request's head: %v", res)
+	}
+	res, isErr := c.callTool("repoUpdateBranch", map[string]any{"owner": owner, "repo": name, "branch": "dev", "body": map[string]any{"new_commit_id": pr.Head.SHA}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("!%d", pr.Number)) {
+		t.Errorf("moved dev onto the head of an open pull request based on it: %v", res)
+	}
+	var live struct {
+		Merged   bool
+		MergedBy *struct{ Login string } `json:"merged_by"`
+	}
+	for range 20 { // Gitea checks the pull requests based on a pushed branch from a queue
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &live)
+		if live.Merged || s.err != nil {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	if live.Merged {
+		t.Errorf("carol's pull request #%d into dev was marked merged (by %v) after bob's push", pr.Number, live.MergedBy)
+	}
+}
