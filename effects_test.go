@@ -515,7 +515,7 @@ func TestQueryEffectEveryDoor(t *testing.T) {
 		json("/repos/alice/demo/pulls/1", map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "bob"},
 			"head": map[string]any{"ref": "topic", "repo": map[string]any{"full_name": "alice/demo"}},
 			"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": "alice/demo"}}}).
-		json("/repos/alice/demo", map[string]any{"full_name": "alice/demo", "default_branch": "main"}).
+		json("/repos/alice/demo", map[string]any{"autodetect_manual_merge": false, "full_name": "alice/demo", "default_branch": "main"}).
 		json("/repos/alice/demo/compare/topic...alice/demo:main", map[string]any{"total_commits": 0, "commits": []any{}}).
 		on("POST", "/repos/alice/demo/pulls/1/update", 200, `{}`)
 	s := f.server(t, "GITEA_MCP_PROFILE", "gitea-author")

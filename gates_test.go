@@ -825,7 +825,7 @@ func TestMergeUpstreamReadsRepoOnce(t *testing.T) {
 	// default branch, main (a tag dev in the parent is not what it syncs).
 	fork := func(parent string) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
-			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": parent, "default_branch": "main"}}).
+			f.user("bob").json(repoPath, map[string]any{"autodetect_manual_merge": false, "default_branch": "main", "parent": map[string]any{"full_name": parent, "default_branch": "main"}}).
 				on("POST", repoPath+"/merge-upstream", 200, `{"merge_style":"fast-forward"}`).
 				json("/repos/"+parent+"/branches/main", map[string]any{"name": "main"}).on("GET", "/repos/"+parent+"/branches/dev", 404, `{"message":"not found"}`).
 				json(repoPath+"/compare/dev..."+parent+":main", map[string]any{"total_commits": 1, "commits": []any{map[string]any{"commit": map[string]any{"message": "sync"}}}}).
@@ -1291,7 +1291,7 @@ func TestPushedCommitsJudged(t *testing.T) {
 	}
 	script := func(commitList ...fakeAnswer) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
-			f.user("bob").json(repoPath, map[string]any{"default_branch": "main"}).
+			f.user("bob").json(repoPath, map[string]any{"autodetect_manual_merge": false, "default_branch": "main"}).
 				on("PUT", repoPath+"/branches/dev", 204).on("POST", repoPath+"/branches", 201, `{}`).on("POST", repoPath+"/contents/a.md", 201, `{}`).
 				on("POST", prPath+"/update", 200).answer("GET", prPath+"/commits", list(1, "own")).
 				json(prPath, map[string]any{"number": 1, "user": map[string]any{"login": "alice"}, "base": map[string]any{"ref": "main"},

@@ -29,7 +29,8 @@
 //	                 commits it pushes reference; issueNamed, the issues
 //	                 those it picks up name), the pull requests a
 //	                 branch's deletion closes or retargets (a merge's too,
-//	                 with their approvals); reopenCarried, an approval
+//	                 with their approvals), and marksMerged, those a push
+//	                 makes Gitea mark merged; reopenCarried, an approval
 //	                 reopening carries to a head pushed while closed, and
 //	                 pullRef, the commit Gitea shows a pull request at
 //	client.go      * the Gitea client: the one HTTP exchange (the token only

@@ -33,7 +33,7 @@ func TestPickedUpCommitsClose(t *testing.T) {
 	}
 	const update, sync, create, branch = prPath + "/update", repoPath + "/merge-upstream", repoPath + "/branches", repoPath + "/branches/feature"
 	script := func(f *scriptedGitea, msgs ...string) {
-		f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": "carol/demo", "default_branch": "main"}}).
+		f.user("bob").json(repoPath, map[string]any{"autodetect_manual_merge": false, "default_branch": "main", "parent": map[string]any{"full_name": "carol/demo", "default_branch": "main"}}).
 			json(prPath, map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "bob"}, "head": map[string]any{"ref": "topic", "repo": map[string]any{"full_name": "alice/demo"}},
 				"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": "alice/demo"}}}).
 			json(repoPath+"/issues/4", map[string]any{"number": 4}).json(repoPath+"/issues/5", map[string]any{"number": 5, "pull_request": map[string]any{}}).
@@ -122,7 +122,7 @@ func TestUpdateHeadsParentPull(t *testing.T) {
 		return func(f *scriptedGitea) {
 			parent := map[string]any{"full_name": "alice/demo", "default_branch": "main"}
 			b, _ := json.Marshal([]any{map[string]any{"number": 7, "head": map[string]any{"ref": headed, "repo": map[string]any{"full_name": headRepo}}}})
-			f.user("bob").json(fork, map[string]any{"default_branch": "main", "parent": parent}).json("/repos/carol/x", map[string]any{"default_branch": "main", "parent": map[string]any{"full_name": "alice/other"}}).
+			f.user("bob").json(fork, map[string]any{"autodetect_manual_merge": false, "default_branch": "main", "parent": parent}).json("/repos/carol/x", map[string]any{"autodetect_manual_merge": false, "default_branch": "main", "parent": map[string]any{"full_name": "alice/other"}}).
 				json(fork+"/pulls/1", map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "bob"},
 					"head": map[string]any{"ref": "feat", "repo": map[string]any{"full_name": headRepo, "default_branch": "main"}}, "base": map[string]any{"ref": "main"}}).
 				on("GET", "/repos/"+headRepo+"/compare/feat...bob/demo:main", 200, `{"total_commits":0,"commits":[]}`).
