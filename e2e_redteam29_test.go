@@ -59,3 +59,48 @@ func TestE2ERedteam29PushMarksMerged(t *testing.T) {
 		t.Errorf("carol's pull request #%d into dev was marked merged (by %v) after bob's push", pr.Number, live.MergedBy)
 	}
 }
+
+// TestE2ERedteam29HeadMovedIntoBase: found by the red team. Gitea checks the
+// open pull requests a pushed branch heads too, and marks merged (by the
+// base's pusher) one whose head the base already holds (services/pull/
+// check.go manuallyMerged, from AddTestPullRequestTask's check of the pull
+// requests the pushed branch heads). Before the fix bob, under a profile
+// that may force-move branches (gitea.branch.delete) but neither merge nor
+// close pull requests, moved the head branch of carol's pull request to
+// main's tip through repoUpdateBranch with force: true, and Gitea marked it
+// merged, closing it: nothing of it landed.
+func TestE2ERedteam29HeadMovedIntoBase(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt29head", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "PATCH", "/repos/"+repo, map[string]any{"autodetect_manual_merge": true}, http.StatusOK, nil)
+	var tip struct{ Commit struct{ SHA string } }
+	s.call("carol", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic", "files": fileOps("topic.txt")}, http.StatusCreated, nil)
+	var pr openedPR
+	s.call("carol", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "into main"}, http.StatusCreated, &pr)
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "main moves on", "files": fileOps("main.txt")}, http.StatusCreated, &tip)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := allowlistConfig(t, "mover", repo, "gitea.branch.push", "gitea.branch.delete")
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=mover", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoUpdateBranch")
+	res, isErr := c.callTool("repoUpdateBranch", map[string]any{"owner": owner, "repo": name, "branch": "topic", "body": map[string]any{"new_commit_id": tip.Commit.SHA, "force": true}})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("!%d", pr.Number)) {
+		t.Errorf("moved the head of an open pull request into its base: %v", res)
+	}
+	var live struct{ Merged bool }
+	for range 20 { // Gitea checks the pull requests a pushed branch heads from a queue
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &live)
+		if live.Merged || s.err != nil {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	if live.Merged {
+		t.Errorf("carol's pull request #%d was marked merged after bob moved its head into main", pr.Number)
+	}
+}
