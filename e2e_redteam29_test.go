@@ -79,12 +79,18 @@ func TestE2ERedteam29HeadMovedIntoBase(t *testing.T) {
 	s.call("carol", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic", "files": fileOps("topic.txt")}, http.StatusCreated, nil)
 	var pr openedPR
 	s.call("carol", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "into main"}, http.StatusCreated, &pr)
+	var side struct{ Commit struct{ SHA string } }
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "side", "message": "side", "files": fileOps("side.txt")}, http.StatusCreated, &side)
 	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "main moves on", "files": fileOps("main.txt")}, http.StatusCreated, &tip)
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
 	config := allowlistConfig(t, "mover", repo, "gitea.branch.push", "gitea.branch.delete")
 	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=mover", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoUpdateBranch")
+	// A commit main does not hold is bob's to force the head branch to.
+	if res, isErr := c.callTool("repoUpdateBranch", map[string]any{"owner": owner, "repo": name, "branch": "topic", "body": map[string]any{"new_commit_id": side.Commit.SHA, "force": true}}); isErr {
+		t.Fatalf("forcing topic to a commit main does not hold: %v", res)
+	}
 	res, isErr := c.callTool("repoUpdateBranch", map[string]any{"owner": owner, "repo": name, "branch": "topic", "body": map[string]any{"new_commit_id": tip.Commit.SHA, "force": true}})
 	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("!%d", pr.Number)) {
 		t.Errorf("moved the head of an open pull request into its base: %v", res)

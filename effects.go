@@ -34,8 +34,9 @@ import (
 //   - deleting a branch that heads an open pull request (here or in the
 //     parent) needs gitea.pr.close, and one that bases one gitea.pr.create
 //     too: Gitea closes the first and retargets (or closes) the second; a
-//     branch moved onto a head of one based on it needs gitea.pr.merge and
-//     gitea.pr.close where Gitea then marks it merged (marksMerged);
+//     branch moved onto the head of one based on it, or into the base of one
+//     it heads, needs gitea.pr.merge and gitea.pr.close where Gitea then
+//     marks it merged (marksMerged);
 //   - retargeting a pull request an official approval stands on (changing
 //     its base, or deleting or renaming the branch it is based on) needs
 //     gitea.repo.admin: Gitea keeps the approval for the new base; so does
@@ -485,7 +486,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			tip = ""
 		}
 	}
-	if perm, why := x.marksMerged(ctx, p, repo, moves, tip, detects); why != "" {
+	if perm, why := x.marksMerged(ctx, p, repo, moves, tip, op.ID == "repoUpdateBranch", detects); why != "" {
 		return perm, why
 	}
 	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {
@@ -791,51 +792,4 @@ func (x *executor) issuesOutside(ctx context.Context, p *profile, params map[str
 		}
 	}
 	return ""
-}
-
-// marksMerged returns why moving branch ("" none) of full onto tip's history
-// (a commit or ref of full; "" unknown) is refused: where full detects manual
-// merges (detects, or read live), Gitea marks merged by the pusher, closing
-// it, each open pull request based on the branch whose head (refs/pull/N/head)
-// it then holds (services/pull/check.go manuallyMerged), as do:
-// manually-merged does, which needs gitea.pr.merge and gitea.pr.close.
-func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, tip string, detects *bool) (string, string) {
-	owner, name, _ := strings.Cut(full, "/")
-	repo, perm := map[string]string{"owner": owner, "repo": name}, permMerge
-	if p.grants(perm) {
-		perm = "gitea.pr.close"
-	}
-	r := struct {
-		Detects *bool `json:"autodetect_manual_merge"`
-	}{detects}
-	switch {
-	case branch == "":
-		return "", ""
-	case r.Detects == nil && (!x.live(ctx, "repoGet", repo, &r) || r.Detects == nil):
-		return perm, fmt.Sprintf("cannot read from Gitea whether %q detects manual merges, which marks merged the pull requests based on %q whose head it then holds; refusing", full, branch)
-	case !*r.Detects:
-		return "", ""
-	}
-	pulls, ok := allPages[struct { // number, base.ref
-		Number int64
-		Base   struct{ Ref string }
-	}](ctx, x, "repoListPullRequests", repo, url.Values{"state": {"open"}})
-	if !ok {
-		return perm, fmt.Sprintf("cannot read from Gitea which open pull requests of %q are based on %q, which Gitea marks merged once it holds their head; refusing", full, branch)
-	}
-	for _, pr := range pulls {
-		if pr.Base.Ref != branch {
-			continue
-		}
-		outside, ok := []pushed{}, tip != ""
-		if ok { // the head's commits the branch would not hold; unread, it may hold them all
-			outside, ok = x.listCommits(ctx, "repoGetAllCommits", repo, "sha", fmt.Sprintf("refs/pull/%d/head", pr.Number), "not", tip, "limit", "1")
-		}
-		if !ok || len(outside) == 0 {
-			_, why := permitted(p, perm)
-			return perm, fmt.Sprintf("%q detects manual merges (autodetect_manual_merge), and %q would then hold the head of the pull request %s!%d based on it (or Gitea did not say): "+
-				"Gitea marks it merged by you and closes it, as do: manually-merged does; %s", full, branch, full, pr.Number, why)
-		}
-	}
-	return "", ""
 }

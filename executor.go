@@ -548,3 +548,60 @@ func (x *executor) whoami(ctx context.Context) account {
 	c.me = me
 	return me
 }
+
+// marksMerged returns why moving branch ("" none) of full onto tip's history
+// (a commit or ref of full; "" unknown) is refused, its tip becoming tip
+// where moved: where full detects manual merges (detects, or read live),
+// Gitea checks the open pull requests the pushed branch bases or heads and
+// marks merged by the pusher, closing it, each whose head (refs/pull/N/head)
+// its base then holds (services/pull/check.go manuallyMerged), as do:
+// manually-merged does, which needs gitea.pr.merge and gitea.pr.close.
+func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, tip string, moved bool, detects *bool) (string, string) {
+	owner, name, _ := strings.Cut(full, "/")
+	repo, perm := map[string]string{"owner": owner, "repo": name}, permMerge
+	if p.grants(perm) {
+		perm = "gitea.pr.close"
+	}
+	r := struct {
+		Detects *bool `json:"autodetect_manual_merge"`
+	}{detects}
+	switch {
+	case branch == "":
+		return "", ""
+	case r.Detects == nil && (!x.live(ctx, "repoGet", repo, &r) || r.Detects == nil):
+		return perm, fmt.Sprintf("cannot read from Gitea whether %q detects manual merges, which marks merged the pull requests %q bases or heads once their base holds their head; refusing", full, branch)
+	case !*r.Detects:
+		return "", ""
+	}
+	pulls, ok := allPages[struct { // number, base.ref, head.ref and head.repo.full_name
+		Number     int64
+		Base, Head struct {
+			Ref  string
+			Repo *struct {
+				FullName string `json:"full_name"`
+			}
+		}
+	}](ctx, x, "repoListPullRequests", repo, url.Values{"state": {"open"}})
+	if !ok {
+		return perm, fmt.Sprintf("cannot read from Gitea which open pull requests of %q the branch %q bases or heads, which Gitea marks merged once their base holds their head; refusing", full, branch)
+	}
+	for _, pr := range pulls {
+		head, base := fmt.Sprintf("refs/pull/%d/head", pr.Number), tip // based on it: does it then hold the head?
+		if pr.Base.Ref != branch {
+			if !moved || pr.Head.Ref != branch || pr.Head.Repo == nil || !strings.EqualFold(pr.Head.Repo.FullName, full) {
+				continue
+			}
+			head, base = tip, "refs/heads/"+pr.Base.Ref // headed by it: does its base hold the new head?
+		}
+		outside, ok := []pushed{}, base != ""
+		if ok { // the head's commits the base would not hold; unread, it may hold them all
+			outside, ok = x.listCommits(ctx, "repoGetAllCommits", repo, "sha", head, "not", base, "limit", "1")
+		}
+		if !ok || len(outside) == 0 {
+			_, why := permitted(p, perm)
+			return perm, fmt.Sprintf("%q detects manual merges (autodetect_manual_merge), and after this write to %q the base %q of the pull request %s!%d would hold its head (or Gitea did not say): "+
+				"Gitea marks it merged by you and closes it, as do: manually-merged does; %s", full, branch, pr.Base.Ref, full, pr.Number, why)
+		}
+	}
+	return "", ""
+}

@@ -20,8 +20,9 @@
 //	                 check (identity, self-approval, self-merge, head pins,
 //	                 whose an object written is, and the live reads they need:
 //	                 a pull request's author and head; restoreDenied, a
-//	                 review's deletion judged by the approval it restores),
-//	                 encode, send, result pipeline; the audit write is
+//	                 review's deletion judged by the approval it restores;
+//	                 marksMerged, the pull requests a push makes Gitea mark
+//	                 merged), encode, send, result pipeline; the audit write is
 //	                 called here
 //	effects.go     * the live effects of a write (liveEffects, called by
 //	                 check): where it lands, the repositories it reaches (a
@@ -29,8 +30,7 @@
 //	                 commits it pushes reference; issueNamed, the issues
 //	                 those it picks up name), the pull requests a
 //	                 branch's deletion closes or retargets (a merge's too,
-//	                 with their approvals), and marksMerged, those a push
-//	                 makes Gitea mark merged; reopenCarried, an approval
+//	                 with their approvals); reopenCarried, an approval
 //	                 reopening carries to a head pushed while closed, and
 //	                 pullRef, the commit Gitea shows a pull request at
 //	client.go      * the Gitea client: the one HTTP exchange (the token only

@@ -14,9 +14,11 @@ import (
 // (refs/pull/N/head) the branch then holds (services/pull/check.go
 // manuallyMerged): a write moving a branch onto commits made elsewhere
 // needs gitea.pr.merge and gitea.pr.close while it would then hold such a
-// head, or Gitea does not say (TestE2ERedteam29PushMarksMerged). A commit
-// that holds none, a pull request based elsewhere, a repository that does
-// not detect them, and a profile that may merge and close move it.
+// head, or Gitea does not say (TestE2ERedteam29PushMarksMerged), and so does
+// moving a branch to a commit the base of a pull request it heads holds
+// (TestE2ERedteam29HeadMovedIntoBase). A commit that holds none, a base that
+// does not hold it, a repository that does not detect them, and a profile
+// that may merge and close move it.
 func TestPushMarksMerged(t *testing.T) {
 	t.Parallel()
 	config := filepath.Join(t.TempDir(), "profiles.json")
@@ -26,7 +28,8 @@ func TestPushMarksMerged(t *testing.T) {
 	const pulls, commits = repoPath + "/pulls", repoPath + "/commits"
 	script := func(detects bool, base string, outside ...any) func(f *scriptedGitea) {
 		return func(f *scriptedGitea) {
-			list, _ := json.Marshal([]any{map[string]any{"number": 7, "base": map[string]any{"ref": base}}})
+			list, _ := json.Marshal([]any{map[string]any{"number": 7, "base": map[string]any{"ref": base},
+				"head": map[string]any{"ref": "dev", "repo": map[string]any{"full_name": "alice/demo"}}}})
 			held, _ := json.Marshal(outside)
 			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "autodetect_manual_merge": detects}).
 				on("PUT", repoPath+"/branches/dev", 204).on("POST", repoPath+"/merge-upstream", 200, `{}`).
@@ -41,12 +44,18 @@ func TestPushMarksMerged(t *testing.T) {
 	runLiveCases(t, []liveCase{
 		{"holding a pull request's head", "pusher", script(true, "dev"), "gitea_call_operation", move,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.merge", Sent: []string{getRepo, getPulls, getCommits},
-				Reason: `"alice/demo" detects manual merges (autodetect_manual_merge), and "dev" would then hold the head of the pull request alice/demo!7 based on it (or Gitea did not say): ` +
+				Reason: `"alice/demo" detects manual merges (autodetect_manual_merge), and after this write to "dev" the base "dev" of the pull request alice/demo!7 would hold its head (or Gitea did not say): ` +
 					`Gitea marks it merged by you and closes it, as do: manually-merged does; gitea.pr.merge is not in the allowed operations of pusher; use a profile that allows it, such as gitea-merger`}},
 		{"holding none", "pusher", script(true, "dev", commit), "gitea_call_operation", move,
 			liveGot{Sent: []string{getRepo, getPulls, getCommits, moved}}},
-		{"based elsewhere", "pusher", script(true, "main"), "gitea_call_operation", move,
-			liveGot{Sent: []string{getRepo, getPulls, moved}}},
+		{"headed, into a base that holds the new head", "pusher", script(true, "main"), "gitea_call_operation", move,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.merge", Sent: []string{getRepo, getPulls, getCommits},
+				Reason: `"alice/demo" detects manual merges (autodetect_manual_merge), and after this write to "dev" the base "main" of the pull request alice/demo!7 would hold its head (or Gitea did not say): ` +
+					`Gitea marks it merged by you and closes it, as do: manually-merged does; gitea.pr.merge is not in the allowed operations of pusher; use a profile that allows it, such as gitea-merger`}},
+		{"headed, into a base that does not hold it", "pusher", script(true, "main", commit), "gitea_call_operation", move,
+			liveGot{Sent: []string{getRepo, getPulls, getCommits, moved}}},
+		{"headed, its head's history only synced", "pusher", script(true, "main"), "gitea_call_operation", sync,
+			liveGot{Sent: []string{getRepo, getPulls, "POST " + repoPath + "/merge-upstream"}}},
 		{"not detecting", "pusher", script(false, "dev"), "gitea_call_operation", move,
 			liveGot{Sent: []string{getRepo, moved}}},
 		{"the pull requests unreadable", "pusher", func(f *scriptedGitea) {
@@ -54,10 +63,10 @@ func TestPushMarksMerged(t *testing.T) {
 			f.on("GET", pulls, 500, `{"message":"boom"}`)
 		}, "gitea_call_operation", move,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.merge", Sent: []string{getRepo, getPulls},
-				Reason: `cannot read from Gitea which open pull requests of "alice/demo" are based on "dev", which Gitea marks merged once it holds their head; refusing`}},
+				Reason: `cannot read from Gitea which open pull requests of "alice/demo" the branch "dev" bases or heads, which Gitea marks merged once their base holds their head; refusing`}},
 		{"a parent's branch, unknown", "pusher", script(true, "dev", commit), "gitea_call_operation", sync,
 			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.merge", Sent: []string{getRepo, getPulls},
-				Reason: `"alice/demo" detects manual merges (autodetect_manual_merge), and "dev" would then hold the head of the pull request alice/demo!7 based on it (or Gitea did not say): ` +
+				Reason: `"alice/demo" detects manual merges (autodetect_manual_merge), and after this write to "dev" the base "dev" of the pull request alice/demo!7 would hold its head (or Gitea did not say): ` +
 					`Gitea marks it merged by you and closes it, as do: manually-merged does; gitea.pr.merge is not in the allowed operations of pusher; use a profile that allows it, such as gitea-merger`}},
 		{"merging and closing", "closer", script(true, "dev"), "gitea_call_operation", move,
 			liveGot{Sent: []string{moved}}},
