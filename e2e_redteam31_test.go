@@ -18,8 +18,8 @@ var rt31Variables = map[string]string{
 }
 
 // TestE2ERedteam31VariableNames: found by the red team. Gitea answers an
-// Actions variable as {"name": ..., "data": ...} (services/convert
-// ToActionVariable); the pipeline masked its data only where the name ends
+// Actions variable as {"name": ..., "data": ...} (modules/structs
+// ActionVariable, built in routers/api/v1/repo/action.go); the pipeline masked its data only where the name ends
 // in a secret word (DEPLOY_TOKEN), though generic_secret masks
 // AWS_SECRET_ACCESS_KEY=..., SECRET_KEY=... and DB_PASSWORD_PROD=... in a
 // text. Before the fix alice, under gitea-owner, read each value whole

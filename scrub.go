@@ -535,9 +535,11 @@ func matchFileField(key string, obj []byte) *fileField {
 // secretMember returns the rule that masks a string member named key, of
 // value s, whole, or "": a secret field (a webhook's authorization_header),
 // the sha1 of an access token object (one that also has token_last_eight or
-// scopes; a package file's sha1 is left alone), or a value its name says is
-// a secret (namedSecret; an Actions variable's data by its name). obj starts
-// at the enclosing object.
+// scopes; a package file's sha1 is left alone), a value its name says is a
+// secret (namedSecret), or an Actions variable's data, read with its name as
+// generic_secret reads NAME=value in a .env file (AWS_SECRET_ACCESS_KEY,
+// SECRET_KEY, DB_PASSWORD_PROD: the word need not end the name, which the
+// variable's owner chose). obj starts at the enclosing object.
 func secretMember(key, s string, obj []byte) string {
 	if key == "sha1" {
 		end, _ := skipValue(obj, 0)
@@ -548,9 +550,13 @@ func secretMember(key, s string, obj []byte) string {
 	if secretFields[strings.ToLower(key)] {
 		return "secret_field"
 	}
-	if key == "data" { // an Actions variable: {"name": "DEPLOY_TOKEN", "data": "…"}
+	if key == "data" { // an Actions variable: {"name": "AWS_SECRET_ACCESS_KEY", "data": "…"}
 		m, _ := members(obj)
-		key, _ = decodeString(m["name"])
+		name, _ := decodeString(m["name"])
+		if _, rules := maskString(name + ": " + string(appendString(nil, s))); name != "" && slices.Contains(rules, "generic_secret") {
+			return "generic_secret"
+		}
+		return ""
 	}
 	if namedSecret(key, s) {
 		return "generic_secret"
