@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -55,6 +56,45 @@ func TestE2ERedteam31VariableNames(t *testing.T) {
 		}
 		if read["operation"] == "getRepoVariablesList" && !strings.Contains(text, "eu-central-1") {
 			t.Errorf("a plain variable masked: %.800s", text)
+		}
+	}
+}
+
+// rt31Subscripts are files that assign rt27Pass to a subscript named by a
+// secret word, as code writes configuration: CodeIgniter's database.php
+// ($db['default']['password']), a Django settings.py (os.environ[...] and
+// DATABASES[...]['PASSWORD']), a Rails initializer (ENV[...]).
+var rt31Subscripts = map[string]string{
+	"application/config/database.php": "<?php\n$db['default']['hostname'] = 'localhost';\n$db['default']['username'] = 'app';\n$db['default']['password'] = '" + rt27Pass + "';\n",
+	"settings.py":                     "import os\nos.environ[\"API_TOKEN\"] = \"" + rt27Pass + "\"\nDATABASES['default']['PASSWORD'] = '" + rt27Pass + "'\n",
+	"config/initializers/env.rb":      "ENV['SECRET_KEY_BASE'] = '" + rt27Pass + "'\n",
+}
+
+// TestE2ERedteam31Subscripts: found by the red team. generic_secret read an
+// assignment's name up to its quote and then ':' or '=', so a subscript's
+// closing bracket between them (['password'] = '...') hid the value: before
+// the fix carol, under gitea-reviewer, read rt27Pass whole in each of
+// rt31Subscripts through repoGetRawFile.
+func TestE2ERedteam31Subscripts(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt31subs", false)
+	s := &giteaSetup{g: g}
+	var files []map[string]string
+	for path, text := range rt31Subscripts {
+		files = append(files, map[string]string{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte(text))})
+	}
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "add the settings", "files": files}, http.StatusCreated, nil); s.err != nil {
+		t.Fatal(s.err)
+	}
+	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
+	for path, want := range rt31Subscripts {
+		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/raw/" + path})
+		text := str(get(res, "data"))
+		if first, _, _ := strings.Cut(want, rt27Pass); !strings.Contains(text, first) {
+			t.Fatalf("%s: %v", path, res)
+		}
+		if strings.Contains(text, rt27Pass) || !strings.Contains(text, "[MASKED]") {
+			t.Errorf("%s holds the password: %s", path, text)
 		}
 	}
 }
