@@ -479,7 +479,7 @@ var secretRules = []secretRule{{
 	name:   "generic_secret",
 	words:  []string{"api_key", "apikey", "api-key", "token", "secret", "passw"},
 	assign: true,
-	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)(?:>([^\s"'` + "`" + `<>(){}\[\]]{8,})</|(?:[a-z0-9_.-]*(?:\\*["'])?[ \t]*` +
+	re: regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d)(?:>([^\s"'` + "`" + `<>(){}\[\]]{8,})</|(?:[a-z0-9_.-]*(?:\\*["'])?\]?[ \t]*` +
 		`(?::=|=>|[:=])|(?:\\*["'])?[ \t]*,?(?:\s|\n[-+])*(?:\\*["'])?value(?:\\*["'])?[ \t]*[:=])[ \t]*` +
 		`(?:"((?:[^"\\\r\n]|\\.){8,})|\\+"((?:[^"\\\r\n]|\\[^"\r\n]){8,}?)\\+"|'([^'\r\n]{8,})|([^\s"'` + "`" + `,;&<>(){}\[\]]{8,}))` + secretValueEnd + `)`),
 	mask: []string{
@@ -490,7 +490,7 @@ var secretRules = []secretRule{{
 		"GET /api/v1/user?access_token=0123456789abcdef0123456789abcdef01234567&page=2",
 		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 		`password := "hunter2hunter2"`,
-		"ApiKey => 'abcdefgh12345'",
+		"ApiKey => 'abcdefgh12345'", "$db['default']['password'] = 'Tr0ub4dor-and-3';", `os.environ["API_TOKEN"] = "Tr0ub4dor-and-3"`,
 		"<server><password>Tr0ub4dor-and-3</password></server>", "env:\n- name: DB_PASSWORD\n  value: Tr0ub4dor-and-3",
 		`{"name": "API_TOKEN", "value": "Tr0ub4dor-and-3"}`, `<add key="ClearTextPassword" value="Tr0ub4dor-and-3" />`,
 	},
@@ -502,7 +502,7 @@ var secretRules = []secretRule{{
 		"sha: 0123456789abcdef0123456789abcdef01234567",
 		"Merge commit 'fedcba9876543210fedcba9876543210fedcba98' into main",
 		"- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}", "<password>${env.MAVEN_PASSWORD}</password>",
-		"let t: Vec<Token>::with_capacity(8)", "login <token> argument_of_the_command", "the token's value: see below",
+		"let t: Vec<Token>::with_capacity(8)", `params["token"] = request.args.get("t")`, `if cfg["password"] == "Tr0ub4dor-and-3":`, "login <token> argument_of_the_command", "the token's value: see below",
 		`<input name="token_permission_mode" value="restricted">`, "<oauth2_token_url>https://example.com/token</oauth2_token_url>",
 	},
 }}
@@ -614,7 +614,7 @@ func secretHits(hits []secretHit, s string) []secretHit {
 // assignAt returns where s[i:] is, after name bytes (ASCII letters,
 // digits, '_', '.', '-', and any non-ASCII byte, which a case-insensitive
 // class may fold), at '>' (an XML element's), or after an optional quote
-// (escaped or not) and blanks at ':' or '=', or, after an optional comma,
+// (escaped or not), a subscript's ']' and blanks at ':' or '=', or, after an optional comma,
 // white space and quote, at the word value (a name/value pair, perhaps on
 // the next line, after a diff's '+' or '-'); -1 for none. It rules out most words without running the
 // regexp of an assign rule.
@@ -634,7 +634,8 @@ func assignAt(s string, i int) int {
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
 	}
-	if skip(" \t"); i < len(s) && (s[i] == ':' || s[i] == '=') {
+	if skip("] \t"); i < len(s) && (s[i] == ':' || s[i] == '=') { // a subscript's ] too: $db['password'] = '...'
+
 		return i
 	}
 	if skip(", \t\r\n\f\\\"'+-"); len(s)-i >= 5 && strings.EqualFold(s[i:i+5], "value") {

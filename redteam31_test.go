@@ -36,3 +36,21 @@ func TestVariableNamesMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptsMasked: rt27Pass in each of rt31Subscripts
+// (TestE2ERedteam31Subscripts) is masked, generic_secret naming it, the rest
+// of the file kept; so is it with its quotes escaped, as JSON inside a JSON
+// string holds a commit's message.
+func TestSubscriptsMasked(t *testing.T) {
+	t.Parallel()
+	for path, text := range rt31Subscripts {
+		want := strings.ReplaceAll(text, rt27Pass, maskedMarker)
+		if got, rules, _ := scrubString(text, newRedactor(), true); got != want || !slices.Equal(rules, []string{"generic_secret"}) {
+			t.Errorf("%s: scrubString = %q, %q; want %q", path, got, rules, want)
+		}
+	}
+	in := `{"message":"os.environ[\"API_TOKEN\"] = \"` + rt27Pass + `\"\n"}`
+	if got, _ := maskString(in); strings.Contains(got, rt27Pass) {
+		t.Errorf("maskString(%q) = %q", in, got)
+	}
+}
