@@ -635,7 +635,6 @@ func assignAt(s string, i int) int {
 		i++
 	}
 	if skip("] \t"); i < len(s) && (s[i] == ':' || s[i] == '=') { // a subscript's ] too: $db['password'] = '...'
-
 		return i
 	}
 	if skip(", \t\r\n\f\\\"'+-"); len(s)-i >= 5 && strings.EqualFold(s[i:i+5], "value") {
