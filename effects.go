@@ -467,7 +467,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			}
 		}
 	}
-	moves, tip, detects := "", "", (*bool)(nil) // a branch moved onto history made elsewhere (a parent's: unknown)
+	moves, tip, detects, moved := "", "", (*bool)(nil), (*string)(nil) // a branch moved onto history made elsewhere (a parent's: unknown), or to a commit
 	switch to, _ := body["new_branch"].(string); {
 	case p.grants(permMerge) && p.grants("gitea.pr.close"):
 	case op.ID == "repoUpdatePullRequest": // in the head's repository, read by marksMerged where another
@@ -480,13 +480,16 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 		}
 		from, _ := body["branch"].(string)
 		moves, tip, detects = cmp.Or(to, from, r.DefaultBranch), "refs/heads/"+cmp.Or(from, r.DefaultBranch), r.Detects
-		if op.ID == "repoUpdateBranch" {
-			moves, tip = params["branch"], fmt.Sprint(body["new_commit_id"])
+		if op.ID == "repoUpdateBranch" { // moved: a fork's branch may head pull requests of its parent (moved, "" none)
+			moves, tip, moved = params["branch"], fmt.Sprint(body["new_commit_id"]), new(string)
+			if r.Parent != nil {
+				*moved = r.Parent.FullName
+			}
 		} else if op.ID == "repoMergeUpstream" {
 			tip = ""
 		}
 	}
-	if perm, why := x.marksMerged(ctx, p, repo, moves, tip, op.ID == "repoUpdateBranch", detects); why != "" {
+	if perm, why := x.marksMerged(ctx, p, repo, moves, tip, moved, detects); why != "" {
 		return perm, why
 	}
 	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {

@@ -551,12 +551,14 @@ func (x *executor) whoami(ctx context.Context) account {
 
 // marksMerged returns why moving branch ("" none) of full onto tip's history
 // (a commit or ref of full; "" unknown) is refused, its tip becoming tip
-// where moved: where full detects manual merges (detects, or read live),
-// Gitea checks the open pull requests the pushed branch bases or heads and
-// marks merged by the pusher, closing it, each whose head (refs/pull/N/head)
-// its base then holds (services/pull/check.go manuallyMerged), as do:
-// manually-merged does, which needs gitea.pr.merge and gitea.pr.close.
-func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, tip string, moved bool, detects *bool) (string, string) {
+// where moved (non-nil: the parent full forks, "" none): where full detects
+// manual merges (detects, or read live), Gitea checks the open pull requests
+// the pushed branch bases or heads and marks merged by the pusher, closing
+// it, each whose head (refs/pull/N/head) its base then holds
+// (services/pull/check.go manuallyMerged), as do: manually-merged does,
+// which needs gitea.pr.merge and gitea.pr.close; so does the parent, where
+// it detects them, for the pull requests the moved branch heads there.
+func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, tip string, moved *string, detects *bool) (string, string) {
 	owner, name, _ := strings.Cut(full, "/")
 	repo, perm := map[string]string{"owner": owner, "repo": name}, permMerge
 	if p.grants(perm) {
@@ -570,6 +572,8 @@ func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, ti
 		return "", ""
 	case r.Detects == nil && (!x.live(ctx, "repoGet", repo, &r) || r.Detects == nil):
 		return perm, fmt.Sprintf("cannot read from Gitea whether %q detects manual merges, which marks merged the pull requests %q bases or heads once their base holds their head; refusing", full, branch)
+	case !*r.Detects && moved != nil: // a fork that does not detect them may head pull requests of a parent that does
+		return x.parentMarksMerged(ctx, p, repo, *moved, branch, tip, perm)
 	case !*r.Detects:
 		return "", ""
 	}
@@ -588,7 +592,7 @@ func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, ti
 	for _, pr := range pulls {
 		head, base := fmt.Sprintf("refs/pull/%d/head", pr.Number), tip // based on it: does it then hold the head?
 		if pr.Base.Ref != branch {
-			if !moved || pr.Head.Ref != branch || pr.Head.Repo == nil || !strings.EqualFold(pr.Head.Repo.FullName, full) {
+			if moved == nil || pr.Head.Ref != branch || pr.Head.Repo == nil || !strings.EqualFold(pr.Head.Repo.FullName, full) {
 				continue
 			}
 			head, base = tip, "refs/heads/"+pr.Base.Ref // headed by it: does its base hold the new head?
@@ -601,6 +605,66 @@ func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, ti
 			_, why := permitted(p, perm)
 			return perm, fmt.Sprintf("%q detects manual merges (autodetect_manual_merge), and after this write to %q the base %q of the pull request %s!%d would hold its head (or Gitea did not say): "+
 				"Gitea marks it merged by you and closes it, as do: manually-merged does; %s", full, branch, pr.Base.Ref, full, pr.Number, why)
+		}
+	}
+	if moved != nil {
+		return x.parentMarksMerged(ctx, p, repo, *moved, branch, tip, perm)
+	}
+	return "", ""
+}
+
+// parentMarksMerged is marksMerged for the pull requests branch of repo, a
+// fork of parent ("" none), heads there: Gitea pushes the moved head to the
+// parent and checks them too (services/pull/pull.go AddTestPullRequestTask,
+// which finds them by their head), marking merged, where the parent detects
+// manual merges, each whose base holds tip. A commit the parent lacks (a
+// 404) its base cannot hold.
+func (x *executor) parentMarksMerged(ctx context.Context, p *profile, repo map[string]string, parentName, branch, tip, perm string) (string, string) {
+	if parentName == "" {
+		return "", ""
+	}
+	full := repo["owner"] + "/" + repo["repo"]
+	owner, name, _ := strings.Cut(parentName, "/")
+	parent, c := map[string]string{"owner": owner, "repo": name}, struct{ SHA string }{} // c: tip's full id, read of the fork
+	var up struct {
+		Detects *bool `json:"autodetect_manual_merge"`
+	}
+	if !x.live(ctx, "repoGet", parent, &up) || up.Detects == nil {
+		return perm, fmt.Sprintf("cannot read from Gitea whether %q, the repository %q forks, detects manual merges, which marks merged the pull requests %q heads there once their base holds their head; refusing", parentName, full, branch)
+	} else if !*up.Detects {
+		return "", ""
+	}
+	pulls, ok := allPages[struct {
+		Number     int64
+		Base, Head struct {
+			Ref  string
+			Repo *struct {
+				FullName string `json:"full_name"`
+			}
+		}
+	}](ctx, x, "repoListPullRequests", parent, url.Values{"state": {"open"}})
+	if !ok {
+		return perm, fmt.Sprintf("cannot read from Gitea which open pull requests of %q, the repository %q forks, the branch %q heads, which Gitea marks merged once their base holds their head; refusing", parentName, full, branch)
+	}
+	for _, pr := range pulls {
+		if pr.Head.Ref != branch || pr.Head.Repo != nil && !strings.EqualFold(pr.Head.Repo.FullName, full) {
+			continue // a head repository Gitea does not name may be the fork
+		}
+		if c.SHA == "" && (!x.live(ctx, "repoGetSingleCommit", map[string]string{"owner": repo["owner"], "repo": repo["repo"], "sha": tip}, &c) || c.SHA == "") {
+			return perm, fmt.Sprintf("cannot read from Gitea the commit %q of %q, which the pull request %s!%d would then show; refusing", tip, full, parentName, pr.Number)
+		}
+		outside, held := []pushed{}, true
+		switch x.get(ctx, "repoGetSingleCommit", map[string]string{"owner": owner, "repo": name, "sha": c.SHA}, nil) {
+		case http.StatusNotFound: // the parent lacks it: its base cannot hold it
+			held = false
+		case http.StatusOK:
+			outside, ok = x.listCommits(ctx, "repoGetAllCommits", parent, "sha", c.SHA, "not", "refs/heads/"+pr.Base.Ref, "limit", "1")
+			held = !ok || len(outside) == 0
+		}
+		if held {
+			_, why := permitted(p, perm)
+			return perm, fmt.Sprintf("%q detects manual merges (autodetect_manual_merge), and after this write to %q of %q, which heads the pull request %s!%d, its base %q would hold its head (or Gitea did not say): "+
+				"Gitea marks it merged and closes it, as do: manually-merged does; %s", parentName, branch, full, parentName, pr.Number, pr.Base.Ref, why)
 		}
 	}
 	return "", ""

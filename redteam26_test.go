@@ -39,6 +39,7 @@ func TestPickedUpCommitsClose(t *testing.T) {
 			json(repoPath+"/issues/4", map[string]any{"number": 4}).json(repoPath+"/issues/5", map[string]any{"number": 5, "pull_request": map[string]any{}}).
 			json("/repos/carol/other/issues/2", map[string]any{"number": 2}).json("/repos/carol/tracked", map[string]any{"has_issues": true, "internal_tracker": map[string]any{}}).
 			json("/repos/carol/untracked", map[string]any{"has_issues": false}).json("/repos/carol/external", map[string]any{"has_issues": true, "external_tracker": map[string]any{}}).json("/repos/carol/other/issues/5", map[string]any{"number": 5}).json("/repos/carol/demo/branches/feature", map[string]any{"name": "feature"}).
+			json("/repos/carol/demo", map[string]any{"autodetect_manual_merge": false}). // the parent, read by marksMerged for a branch moved
 			answer("GET", repoPath+"/commits", fakeWith(200, commits(msgs...), "X-Total-Count", fmt.Sprint(len(msgs)))).
 			on("GET", repoPath+"/compare/topic...alice/demo:main", 200, compare(msgs...)).on("GET", repoPath+"/compare/feature...carol/demo:feature", 200, compare(msgs...)).
 			on("PUT", branch, 204).on("POST", update, 200, `{}`).on("POST", sync, 200, `{}`).on("POST", create, 201, `{}`)
