@@ -68,3 +68,49 @@ func TestE2ERedteam32ForkHeadMovedIntoParentBase(t *testing.T) {
 		t.Errorf("bob's pull request %s!%d was marked merged after he moved its head in his fork into the parent's main", upstream, pr.Number)
 	}
 }
+
+// TestE2ERedteam32RebaseUpdateMarksMerged: found by the red team. Updating a
+// pull request by rebase (repoUpdatePullRequest style=rebase) runs git rebase
+// of its head onto its base (services/pull/update.go updateHeadByRebaseOnToBase,
+// services/pull/merge_prepare.go rebaseTrackingOnToBase), which drops the
+// commits whose change the base already holds: where every one is, the head
+// becomes the base's tip, and where the repository detects manual merges
+// Gitea marks the pull request merged and closes it (services/pull/check.go
+// manuallyMerged). Before the fix bob, under a profile that may force-push
+// (gitea.branch.delete) but neither merge nor close pull requests, updated
+// carol's pull request by rebase after its change had landed on main as
+// another commit, and Gitea marked it merged.
+func TestE2ERedteam32RebaseUpdateMarksMerged(t *testing.T) {
+	g := needGitea(t)
+	repo, _ := scratchRepo(t, g, "rt32reb", false)
+	owner, name, _ := strings.Cut(repo, "/")
+	s := &giteaSetup{g: g}
+	s.call("alice", "PATCH", "/repos/"+repo, map[string]any{"autodetect_manual_merge": true}, http.StatusOK, nil)
+	s.call("carol", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "new_branch": "topic", "message": "topic", "files": fileOps("topic.txt")}, http.StatusCreated, nil)
+	var pr openedPR
+	s.call("carol", "POST", "/repos/"+repo+"/pulls", map[string]string{"head": "topic", "base": "main", "title": "into main"}, http.StatusCreated, &pr)
+	s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "the same change, landed another way", "files": fileOps("topic.txt")}, http.StatusCreated, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	config := allowlistConfig(t, "rebaser", repo, "gitea.branch.push", "gitea.branch.delete")
+	c := e2eClient(t, g, "bob", "GITEA_MCP_PROFILE=rebaser", "GITEA_MCP_CONFIG="+config, "GITEA_MCP_TOOLS=repoUpdatePullRequest")
+	res, isErr := c.callTool("repoUpdatePullRequest", map[string]any{"owner": owner, "repo": name, "index": pr.Number, "style": "rebase"})
+	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("!%d", pr.Number)) {
+		t.Errorf("updated by rebase a pull request whose change its base holds: %v", res)
+	}
+	var live struct{ Merged bool }
+	for range 20 { // Gitea checks the pull requests a pushed branch heads from a queue
+		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &live)
+		if live.Merged || s.err != nil {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	if live.Merged {
+		t.Errorf("carol's pull request #%d was marked merged after bob updated it by rebase", pr.Number)
+	}
+}
