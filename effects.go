@@ -489,7 +489,7 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			tip = ""
 		}
 	}
-	if perm, why := x.marksMerged(ctx, p, repo, moves, tip, moved, detects); why != "" {
+	if perm, why := x.marksMerged(ctx, p, repo, moves, tip, cmp.Or(moved, rebasedOnto(op.ID, args, params, repo)), detects); why != "" {
 		return perm, why
 	}
 	if ok, _ := permitted(p, permMerge); !lands || ok || p.AllowDefaultBranchWrites {

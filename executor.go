@@ -613,6 +613,23 @@ func (x *executor) marksMerged(ctx context.Context, p *profile, full, branch, ti
 	return "", ""
 }
 
+// rebasedOnto returns, for an update of a pull request by rebase
+// (repoUpdatePullRequest style=rebase), what marksMerged reads as its head
+// branch moved to the base's tip (the parent named: the base's repository
+// where head, the head's, is another), nil otherwise: git rebase drops the
+// head's commits whose change the base already holds (services/pull/
+// merge_prepare.go rebaseTrackingOnToBase) and, where it holds every one,
+// leaves the head at the base's tip, which Gitea does not say beforehand.
+func rebasedOnto(opID string, args map[string]any, params map[string]string, head string) *string {
+	if opID != "repoUpdatePullRequest" || args["style"] != "rebase" {
+		return nil
+	}
+	if base := params["owner"] + "/" + params["repo"]; !strings.EqualFold(base, head) {
+		return &base
+	}
+	return new(string)
+}
+
 // parentMarksMerged is marksMerged for the pull requests branch of repo, a
 // fork of parent ("" none), heads there: Gitea pushes the moved head to the
 // parent and checks them too (services/pull/pull.go AddTestPullRequestTask,

@@ -71,3 +71,52 @@ func TestParentMarksMerged(t *testing.T) {
 			liveGot{Sent: []string{moved}}},
 	}, "GITEA_MCP_CONFIG", config)
 }
+
+// TestRebaseUpdateMarksMerged: updating a pull request by rebase drops the
+// head's commits whose change the base already holds, and where it holds
+// every one the head becomes the base's tip, which Gitea, where the
+// repository detects manual merges, marks merged (services/pull/check.go
+// manuallyMerged): Gitea does not say beforehand, so style=rebase there needs
+// gitea.pr.merge and gitea.pr.close (TestE2ERedteam32RebaseUpdateMarksMerged),
+// on both doors; style=merge, a repository that does not detect them and a
+// profile that may merge and close update it.
+func TestRebaseUpdateMarksMerged(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "profiles.json")
+	os.WriteFile(config, []byte(`{"profiles": [
+		{"profile_name": "rebaser", "allowed_operations": ["gitea.read", "gitea.branch.push", "gitea.branch.delete", "gitea.issue.close"]},
+		{"profile_name": "closer", "allowed_operations": ["gitea.read", "gitea.branch.push", "gitea.branch.delete", "gitea.issue.close", "gitea.pr.merge", "gitea.pr.close"]}]}`), 0o600)
+	const pulls, update = repoPath + "/pulls", repoPath + "/pulls/1/update"
+	script := func(detects bool) func(f *scriptedGitea) {
+		return func(f *scriptedGitea) {
+			list, _ := json.Marshal([]any{map[string]any{"number": 1, "base": map[string]any{"ref": "main"},
+				"head": map[string]any{"ref": "topic", "repo": map[string]any{"full_name": "alice/demo"}}}})
+			f.user("bob").json(repoPath, map[string]any{"default_branch": "main", "full_name": "alice/demo", "autodetect_manual_merge": detects}).
+				json(pulls+"/1", map[string]any{"number": 1, "state": "open", "user": map[string]any{"login": "carol"},
+					"head": map[string]any{"ref": "topic", "sha": "aaa", "repo": map[string]any{"full_name": "alice/demo"}},
+					"base": map[string]any{"ref": "main", "sha": "bbb", "repo": map[string]any{"full_name": "alice/demo"}}}).
+				answer("GET", pulls, fakeWith(200, string(list), "X-Total-Count", "1")).
+				answer("GET", repoPath+"/commits", fakeWith(200, `[]`, "X-Total-Count", "0")).
+				on("POST", update, 200, `{}`)
+		}
+	}
+	call := func(style string) map[string]any {
+		return map[string]any{"operation": "repoUpdatePullRequest", "arguments": map[string]any{"owner": "alice", "repo": "demo", "index": 1, "style": style}}
+	}
+	raw := map[string]any{"method": "POST", "path": update, "query": map[string]any{"style": "rebase"}}
+	const getPR, getRepo, getPulls, getCommits, updated = "GET " + repoPath + "/pulls/1", "GET " + repoPath, "GET " + pulls, "GET " + repoPath + "/commits", "POST " + update
+	refused := `"alice/demo" detects manual merges (autodetect_manual_merge), and after this write to "topic" the base "main" of the pull request alice/demo!1 would hold its head (or Gitea did not say): ` +
+		`Gitea marks it merged by you and closes it, as do: manually-merged does; gitea.pr.merge is not in the allowed operations of rebaser; use a profile that allows it, such as gitea-merger`
+	runLiveCases(t, []liveCase{
+		{"by rebase", "rebaser", script(true), "gitea_call_operation", call("rebase"),
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.merge", Sent: []string{getPR, getRepo, getPulls, getCommits}, Reason: refused}},
+		{"by rebase, the raw door", "rebaser", script(true), "gitea_api_request", raw,
+			liveGot{IsError: true, Kind: "permission_denied", Perm: "gitea.pr.merge", Sent: []string{getPR, getRepo, getPulls, getCommits}, Reason: refused}},
+		{"by merge", "rebaser", script(true), "gitea_call_operation", call("merge"),
+			liveGot{Sent: []string{getPR, getRepo, getPulls, updated}}},
+		{"not detecting", "rebaser", script(false), "gitea_call_operation", call("rebase"),
+			liveGot{Sent: []string{getPR, getRepo, updated}}},
+		{"merging and closing", "closer", script(true), "gitea_call_operation", call("rebase"),
+			liveGot{Sent: []string{getPR, updated}}},
+	}, "GITEA_MCP_CONFIG", config)
+}
