@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestE2ERedteam32ForkHeadMovedIntoParentBase: found by the red team. Gitea
@@ -53,18 +52,7 @@ func TestE2ERedteam32ForkHeadMovedIntoParentBase(t *testing.T) {
 	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("%s!%d", upstream, pr.Number)) {
 		t.Errorf("moved the head of a pull request on the parent into its base: %v", res)
 	}
-	var live struct{ Merged bool }
-	for range 20 { // Gitea checks the pull requests a pushed branch heads from a queue
-		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", upstream, pr.Number), nil, http.StatusOK, &live)
-		if live.Merged || s.err != nil {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	if live.Merged {
+	if markedMerged(t, s, upstream, pr.Number) != "" {
 		t.Errorf("bob's pull request %s!%d was marked merged after he moved its head in his fork into the parent's main", upstream, pr.Number)
 	}
 }
@@ -99,18 +87,7 @@ func TestE2ERedteam32RebaseUpdateMarksMerged(t *testing.T) {
 	if !isErr || !strings.Contains(str(get(res, "error.message")), fmt.Sprintf("!%d", pr.Number)) {
 		t.Errorf("updated by rebase a pull request whose change its base holds: %v", res)
 	}
-	var live struct{ Merged bool }
-	for range 20 { // Gitea checks the pull requests a pushed branch heads from a queue
-		s.call("alice", "GET", fmt.Sprintf("/repos/%s/pulls/%d", repo, pr.Number), nil, http.StatusOK, &live)
-		if live.Merged || s.err != nil {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	if live.Merged {
+	if markedMerged(t, s, repo, pr.Number) != "" {
 		t.Errorf("carol's pull request #%d was marked merged after bob updated it by rebase", pr.Number)
 	}
 }
