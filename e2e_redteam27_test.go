@@ -33,18 +33,25 @@ var rt27Files = map[string]string{
 // repoGetRawFile: generic_secret masked a name's value only after ':' or
 // '=' right after the name.
 func TestE2ERedteam27ConfigShapes(t *testing.T) {
+	rawFilesMasked(t, "rt27conf", rt27Files)
+}
+
+// rawFilesMasked commits files (path: text) to a new repository with prefix
+// and reads each through the raw route as carol under gitea-reviewer: each
+// must come back with rt27Pass masked, the text before it kept.
+func rawFilesMasked(t *testing.T, prefix string, files map[string]string) {
 	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "rt27conf", false)
+	repo, _ := scratchRepo(t, g, prefix, false)
 	s := &giteaSetup{g: g}
-	var files []map[string]string
-	for path, text := range rt27Files {
-		files = append(files, map[string]string{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte(text))})
+	var changes []map[string]string
+	for path, text := range files {
+		changes = append(changes, map[string]string{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte(text))})
 	}
-	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "add the configuration", "files": files}, http.StatusCreated, nil); s.err != nil {
+	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "add the configuration", "files": changes}, http.StatusCreated, nil); s.err != nil {
 		t.Fatal(s.err)
 	}
 	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
-	for path, want := range rt27Files {
+	for path, want := range files {
 		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/raw/" + path})
 		text := str(get(res, "data"))
 		if first, _, _ := strings.Cut(want, rt27Pass); !strings.Contains(text, first) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -76,25 +75,5 @@ var rt31Subscripts = map[string]string{
 // the fix carol, under gitea-reviewer, read rt27Pass whole in each of
 // rt31Subscripts through repoGetRawFile.
 func TestE2ERedteam31Subscripts(t *testing.T) {
-	g := needGitea(t)
-	repo, _ := scratchRepo(t, g, "rt31subs", false)
-	s := &giteaSetup{g: g}
-	var files []map[string]string
-	for path, text := range rt31Subscripts {
-		files = append(files, map[string]string{"operation": "create", "path": path, "content": base64.StdEncoding.EncodeToString([]byte(text))})
-	}
-	if s.call("alice", "POST", "/repos/"+repo+"/contents", map[string]any{"branch": "main", "message": "add the settings", "files": files}, http.StatusCreated, nil); s.err != nil {
-		t.Fatal(s.err)
-	}
-	c := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-reviewer")
-	for path, want := range rt31Subscripts {
-		res, _ := c.callTool("gitea_api_request", map[string]any{"method": "GET", "path": "/repos/" + repo + "/raw/" + path})
-		text := str(get(res, "data"))
-		if first, _, _ := strings.Cut(want, rt27Pass); !strings.Contains(text, first) {
-			t.Fatalf("%s: %v", path, res)
-		}
-		if strings.Contains(text, rt27Pass) || !strings.Contains(text, "[MASKED]") {
-			t.Errorf("%s holds the password: %s", path, text)
-		}
-	}
+	rawFilesMasked(t, "rt31subs", rt31Subscripts)
 }
