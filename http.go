@@ -51,16 +51,14 @@ const (
 // only a notification is served without one, so buffered bodies stay bounded.
 const maxNotificationBytes = 16 << 10
 
-// CORS answers to the origins of MCP_ALLOWED_ORIGINS: what a browser-based
-// client may send to /mcp and read of the answers.
+// CORS answers to the origins of MCP_ALLOWED_ORIGINS: what a browser client may send and read.
 const (
 	corsMethods = "GET, POST, DELETE"
 	corsHeaders = "Authorization, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
 	corsExposed = "Mcp-Session-Id, WWW-Authenticate"
 )
 
-// codeHeaderMismatch is the 2026-07-28 error for HTTP headers that disagree
-// with the body.
+// codeHeaderMismatch is the 2026-07-28 error for headers that disagree with the body.
 const codeHeaderMismatch = -32020
 
 // httpConfig is the HTTP transport's configuration, read from MCP_BEARER_TOKEN,
@@ -444,12 +442,12 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// stateless serves a 2026-07-28 message. A request must name its version in
-// _meta (else -32602), but for a ping: 2026-07-28 has none, yet clients
-// send one without _meta, answered as stdio answers it; MCP-Protocol-Version, Mcp-Method and Mcp-Name must
-// repeat the body's version, method and tool name (else -32020); a version
-// other than 2026-07-28 is -32022 and a _meta that is otherwise invalid is
-// -32602, all with 400; an unknown method is a 404.
+// stateless serves a 2026-07-28 message. A request must name its version in _meta (else
+// -32602), but for a ping: 2026-07-28 has none, yet clients send one without _meta, answered
+// as stdio answers it; MCP-Protocol-Version, Mcp-Method and Mcp-Name, each sent at most once
+// (a gateway may read another copy), must repeat the body's version, method and tool name
+// (else -32020); a version other than 2026-07-28 is -32022 and a _meta that is otherwise
+// invalid is -32602, all with 400; an unknown method is a 404.
 func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body []byte, p *httpPeek) {
 	v, meta := r.Header.Get(hdrVersion), p.meta
 	bare := p.msg.ID == nil || p.msg.Method == "ping" // a notification need not carry _meta, nor a ping
@@ -460,6 +458,8 @@ func (t *httpTransport) stateless(w http.ResponseWriter, r *http.Request, body [
 	sess := newSession(t.srv, func([]byte) {})
 	var e *rpcError
 	switch {
+	case len(r.Header.Values(hdrVersion)) > 1 || len(r.Header.Values(hdrMethod)) > 1 || len(r.Header.Values(hdrName)) > 1:
+		e = errorf(codeHeaderMismatch, "header mismatch: %s, %s and %s must each be sent at most once", hdrVersion, hdrMethod, hdrName)
 	case !bare && p.meta == "":
 		e = errorf(codeInvalidParams, "invalid params: missing or invalid _meta %q", metaVersion)
 	case v != meta:

@@ -129,6 +129,11 @@ func TestHTTPStatus(t *testing.T) {
 		{"stateless with a session header", "", append(modernHdr("tools/list"), hdrSession, "nope"), modernBody(modernVersion, "tools/list", ""), httpGot{Status: 200, Type: jsonType}},
 		{"stateless notification", "", modernHdr("notifications/cancelled"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, httpGot{Status: 202}},
 		{"Mcp-Name mismatch", "", append(modernHdr("tools/call"), hdrName, "repoDelete"), modernBody(modernVersion, "tools/call", `"name":"repoGet",`), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		// Each header once: a gateway that reads another copy than the first
+		// would judge another tool, method or version than the one served.
+		{"Mcp-Name twice", "", append(modernHdr("tools/call"), hdrName, "repoGet", hdrName, "repoDelete"), modernBody(modernVersion, "tools/call", `"name":"repoGet","arguments":{"owner":"a","repo":"b"},`), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"Mcp-Method twice", "", append(modernHdr("tools/list"), hdrMethod, "tools/call"), modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
+		{"version header twice", "", append(modernHdr("tools/list"), hdrVersion, "2025-11-25"), modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
 		{"Mcp-Name missing", "", modernHdr("tools/call"), modernBody(modernVersion, "tools/call", `"name":"repoGet",`), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
 		{"Mcp-Name bad base64", "", append(modernHdr("tools/call"), hdrName, "=?base64?!!?="), modernBody(modernVersion, "tools/call", `"name":"repoGet",`), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
 		{"Mcp-Method mismatch", "", modernHdr("tools/call"), modernBody(modernVersion, "tools/list", ""), httpGot{Status: 400, Type: jsonType, Code: codeHeaderMismatch}},
