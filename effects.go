@@ -46,10 +46,12 @@ import (
 //     adminCreatePublicKey, whoever the live account says is one) needs
 //     gitea.admin.system, as making one does;
 //   - a text naming an issue written into a pull request's thread (a
-//     comment, a review) needs gitea.issue.close: the merge closes it after a
-//     closing keyword (threadCloses); so do the commits a write brings onto a
-//     branch from elsewhere (picksUp), where one names an issue (issueNamed):
-//     Gitea closes it where the branch is the one the issue's ref names.
+//     comment, a review) needs gitea.issue.close and gitea.issue.edit: the
+//     merge closes it after a closing keyword and reopens it after a
+//     reopening one (threadCloses, in executor.go); the commits a write
+//     brings onto a branch from elsewhere (picksUp), where one names an
+//     issue (issueNamed), need gitea.issue.close: Gitea closes it where the
+//     branch is the one the issue's ref names.
 //   - a contents write naming a branch with a blank at either end is
 //     refused: Gitea writes to the branch without it.
 //
@@ -131,8 +133,8 @@ func (x *executor) liveEffects(ctx context.Context, p *profile, op *operation, a
 			return "gitea.admin.system", fmt.Sprintf("%q is a site administrator, and %s changes how one signs in as them (password, e-mail, login source, SSH key): whoever does administers the site; %s", params["username"], op.ID, why)
 		}
 	}
-	if why := x.threadCloses(ctx, p, op.ID, body, params); why != "" {
-		return "gitea.issue.close", why
+	if perm, why := x.threadCloses(ctx, p, op.ID, body, params); why != "" {
+		return perm, why
 	}
 	repo := params["owner"] + "/" + params["repo"]
 	var r struct { // the repository, read of Gitea by readRepo at most once per call
@@ -654,50 +656,6 @@ func trimFold(s, suffix string) string {
 		return s[:len(s)-len(suffix)]
 	}
 	return s
-}
-
-// threadTexts are the writes of text into an issue's or pull request's
-// thread, with the read that tells whether it is a pull request's ("" for a
-// review, always one).
-var threadTexts = map[string]string{"issueCreateComment": "issueGetIssue", "issueEditComment": "issueGetComment",
-	"issueEditCommentDeprecated": "issueGetComment", "repoCreatePullReview": "", "repoSubmitPullReview": ""}
-
-// threadCloses returns why a text written into a pull request's thread (a
-// comment, a review's body or line comments) that names an issue needs
-// gitea.issue.close, or "": Gitea records a closing (or reopening) keyword
-// there with its action for a writer or the issue's poster
-// (models/issues/issue_xref.go verifyReferencedIssue), and the merge closes
-// (or reopens) every issue the pull request references so
-// (ResolveCrossReferences), as it does those of a commit's message. An
-// issue's thread closes nothing. What cannot be read is refused.
-func (x *executor) threadCloses(ctx context.Context, p *profile, opID string, body map[string]any, params map[string]string) string {
-	read, ok := threadTexts[opID]
-	if !ok || p.grants("gitea.issue.close") {
-		return ""
-	}
-	texts := []any{body["body"]}
-	if cs, _ := body["comments"].([]any); opID == "repoCreatePullReview" {
-		for _, c := range cs {
-			c, _ := c.(map[string]any)
-			texts = append(texts, c["body"])
-		}
-	}
-	if !slices.ContainsFunc(texts, namesIssue) {
-		return ""
-	}
-	var on struct {
-		PullRequest any    `json:"pull_request"`     // an issue's
-		PRURL       string `json:"pull_request_url"` // a comment's
-	}
-	switch {
-	case read != "" && !x.live(ctx, read, params, &on):
-		return fmt.Sprintf("cannot read from Gitea whether %s writes into a pull request's thread, where a closing keyword before the issue its text names closes it when the pull request is merged; refusing", opID)
-	case read != "" && on.PullRequest == nil && on.PRURL == "":
-		return ""
-	}
-	_, why := p.allows("gitea.issue.close")
-	return fmt.Sprintf("%s writes into a pull request's thread a text naming an issue, and Gitea closes (or reopens) it after a closing (or reopening) keyword when the pull request is merged; %s; "+
-		"or leave the issue out of the text", opID, why)
 }
 
 // picksUp are the writes that move a branch onto commits made elsewhere

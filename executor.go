@@ -18,6 +18,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -685,4 +686,55 @@ func (x *executor) parentMarksMerged(ctx context.Context, p *profile, repo map[s
 		}
 	}
 	return "", ""
+}
+
+// threadTexts are the writes of text into an issue's or pull request's
+// thread, with the read that tells whether it is a pull request's ("" for a
+// review, always one).
+var threadTexts = map[string]string{"issueCreateComment": "issueGetIssue", "issueEditComment": "issueGetComment",
+	"issueEditCommentDeprecated": "issueGetComment", "repoCreatePullReview": "", "repoSubmitPullReview": ""}
+
+// threadCloses returns the permission a text written into a pull request's
+// thread (a comment, a review's body or line comments) that names an issue
+// needs and the profile lacks, and why, or "": Gitea records a closing or
+// reopening keyword there with its action for a writer or the issue's
+// poster (models/issues/issue_xref.go verifyReferencedIssue), and the merge
+// closes every issue the pull request references so and reopens every
+// closed one (services/pull/merge.go handleCloseCrossReferences, after
+// ResolveCrossReferences), as it does those of a commit's message. Closing
+// is gitea.issue.close's, reopening gitea.issue.edit's; Gitea's keywords
+// are configured, so either may be meant. An issue's thread closes nothing.
+// What cannot be read is refused.
+func (x *executor) threadCloses(ctx context.Context, p *profile, opID string, body map[string]any, params map[string]string) (string, string) {
+	read, ok := threadTexts[opID]
+	perm := "gitea.issue.close"
+	if p.grants(perm) {
+		perm = "gitea.issue.edit"
+	}
+	if !ok || p.grants(perm) {
+		return "", ""
+	}
+	texts := []any{body["body"]}
+	if cs, _ := body["comments"].([]any); opID == "repoCreatePullReview" {
+		for _, c := range cs {
+			c, _ := c.(map[string]any)
+			texts = append(texts, c["body"])
+		}
+	}
+	if !slices.ContainsFunc(texts, namesIssue) {
+		return "", ""
+	}
+	var on struct {
+		PullRequest any    `json:"pull_request"`     // an issue's
+		PRURL       string `json:"pull_request_url"` // a comment's
+	}
+	switch {
+	case read != "" && !x.live(ctx, read, params, &on):
+		return perm, fmt.Sprintf("cannot read from Gitea whether %s writes into a pull request's thread, where a closing keyword before the issue its text names closes it when the pull request is merged; refusing", opID)
+	case read != "" && on.PullRequest == nil && on.PRURL == "":
+		return "", ""
+	}
+	_, why := p.allows(perm)
+	return perm, fmt.Sprintf("%s writes into a pull request's thread a text naming an issue, and Gitea closes (or reopens) it after a closing (or reopening) keyword when the pull request is merged; %s; "+
+		"or leave the issue out of the text", opID, why)
 }

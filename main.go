@@ -22,8 +22,9 @@
 //	                 a pull request's author and head; restoreDenied, a
 //	                 review's deletion judged by the approval it restores;
 //	                 marksMerged, the pull requests a push makes Gitea mark
-//	                 merged), encode, send, result pipeline; the audit write is
-//	                 called here
+//	                 merged; threadCloses, a text in a pull request's thread
+//	                 its merge closes or reopens an issue by), encode, send,
+//	                 result pipeline; the audit write is called here
 //	effects.go     * the live effects of a write (liveEffects, called by
 //	                 check): where it lands, the repositories it reaches (a
 //	                 fork's parent, a migration's source, the issues the
