@@ -213,6 +213,16 @@ func TestE2ERedteam23CommentClosesOnMerge(t *testing.T) {
 	if res, isErr := reviewer.callTool("issueCreateComment", map[string]any{"owner": owner, "repo": name, "index": issue.Number, "body": map[string]any{"body": "see !" + fmt.Sprint(pr.Number)}}); isErr {
 		t.Errorf("a comment on an issue naming the pull request: %v", res)
 	}
+	if state := mergedIssueState(t, g, s, repo, pr, issue.Number); state != "open" {
+		t.Errorf("issue %d after the merge: %q; want it open", issue.Number, state)
+	}
+}
+
+// mergedIssueState merges pr as carol under gitea-merger and returns the
+// state of issue n of repo afterwards.
+func mergedIssueState(t *testing.T, g *giteaInstance, s *giteaSetup, repo string, pr openedPR, n int) string {
+	t.Helper()
+	owner, name, _ := strings.Cut(repo, "/")
 	merger := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
 	waitMergeable(t, merger, owner, name, pr.Number)
 	merge := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "confirm": fmt.Sprintf("MERGE PR %d", pr.Number)}
@@ -220,8 +230,8 @@ func TestE2ERedteam23CommentClosesOnMerge(t *testing.T) {
 		t.Fatalf("merge: %v", res)
 	}
 	var after struct{ State string }
-	s.call("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d", repo, issue.Number), nil, http.StatusOK, &after)
-	if s.err != nil || after.State != "open" {
-		t.Errorf("issue %d after the merge: %q (%v); want it open", issue.Number, after.State, s.err)
+	if s.call("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d", repo, n), nil, http.StatusOK, &after); s.err != nil {
+		t.Fatal(s.err)
 	}
+	return after.State
 }

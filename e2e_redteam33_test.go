@@ -40,15 +40,7 @@ func TestE2ERedteam33CommentReopensOnMerge(t *testing.T) {
 	if res, isErr := reconciler.callTool("issueCreateComment", map[string]any{"owner": owner, "repo": name, "index": issue.Number, "body": map[string]any{"body": fmt.Sprintf("see !%d", pr.Number)}}); isErr {
 		t.Errorf("a comment on an issue naming the pull request: %v", res)
 	}
-	merger := e2eClient(t, g, "carol", "GITEA_MCP_PROFILE=gitea-merger")
-	waitMergeable(t, merger, owner, name, pr.Number)
-	merge := map[string]any{"owner": owner, "repo": name, "index": pr.Number, "head_sha": pr.Head.SHA, "confirm": fmt.Sprintf("MERGE PR %d", pr.Number)}
-	if res, _ := merger.callTool("gitea_merge_pr", merge); get(res, "data.merged") != true {
-		t.Fatalf("merge: %v", res)
-	}
-	var after struct{ State string }
-	s.call("alice", "GET", fmt.Sprintf("/repos/%s/issues/%d", repo, issue.Number), nil, http.StatusOK, &after)
-	if s.err != nil || after.State != "closed" {
-		t.Errorf("issue %d after the merge: %q (%v); want it closed", issue.Number, after.State, s.err)
+	if state := mergedIssueState(t, g, s, repo, pr, issue.Number); state != "closed" {
+		t.Errorf("issue %d after the merge: %q; want it closed", issue.Number, state)
 	}
 }
